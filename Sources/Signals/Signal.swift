@@ -1,0 +1,298 @@
+/// A hot stream of events: it delivers whatever is sent into its input to the observers attached at
+/// that moment. Observing a signal does not start any work.
+///
+/// Delivery contract:
+/// - Events are delivered **serially**: never two at once, never recursively. A send made while the
+///   signal is delivering (from another thread, or from inside one of its own observers) is queued,
+///   FIFO, and delivered by the thread that is already delivering, after the current event has
+///   reached every observer. `send` never blocks on observer code.
+/// - Observers are called in the order they were added. An observer added or removed while an event
+///   is being delivered takes effect from the next event on.
+/// - The grammar is `value* (failed | completed | interrupted)?`. After the terminal event the signal
+///   releases its observers, delivers nothing more, and an observer added later receives the terminal
+///   event at once, on the thread that adds it.
+/// - No internal lock is held while an observer runs.
+public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Sendable {
+    // Safe: every stored `var` below is guarded by `lock`, except `observers`, which belongs to whoever
+    // holds `lock` while `isDelivering` is false, and to the single delivering thread while it is true
+    // (other threads then queue their additions and removals in `pending`). `isDelivering` only changes
+    // under `lock`, which orders the hand-overs.
+
+    @usableFromInline
+    struct Entry {
+        @usableFromInline let token: UInt64
+        @usableFromInline let observer: Observer<Value, Error>
+
+        @inlinable
+        init(token: UInt64, observer: Observer<Value, Error>) {
+            self.token = token
+            self.observer = observer
+        }
+    }
+
+    @usableFromInline
+    enum Work {
+        case event(Event<Value, Error>)
+        case add(Entry, initial: Event<Value, Error>?)
+        case remove(UInt64)
+    }
+
+    @usableFromInline let lock = Lock()
+    @usableFromInline var isDelivering = false
+    /// False once a terminal event has been accepted (it may still be waiting in `pending`).
+    @usableFromInline var acceptsEvents = true
+    /// Set once the terminal event has reached every observer.
+    @usableFromInline var terminal: Event<Value, Error>?
+    @usableFromInline var pending = FIFOQueue<Work>()
+    @usableFromInline var nextToken: UInt64 = 0
+    @usableFromInline var observers: ContiguousArray<Entry> = []
+
+    @usableFromInline
+    init() {}
+
+    /// Creates a signal and the observer that sends into it.
+    ///
+    /// The signal lives as long as something references it or its input. Sending into `input` is thread
+    /// safe; see the type's documentation for ordering.
+    @inlinable
+    public static func pipe() -> (output: Signal, input: Observer<Value, Error>) {
+        let signal = Signal()
+        let input = Observer<Value, Error> { event in signal.send(event) }
+        return (signal, input)
+    }
+
+    /// Creates a signal and hands its input observer to `generator`, ReactiveSwift style. The
+    /// disposable `generator` returns, if any, is disposed when the signal terminates.
+    public convenience init(_ generator: (Observer<Value, Error>) -> Disposable?) {
+        self.init()
+        let input = Observer<Value, Error> { [self] event in self.send(event) }
+        if let disposable = generator(input) {
+            observe { event in
+                if event.isTerminating { disposable.dispose() }
+            }
+        }
+    }
+
+    // MARK: Sending
+
+    @inlinable
+    func send(_ event: Event<Value, Error>) {
+        lock.lock()
+        sendWithLockHeld(event)
+    }
+
+    /// Sends `event` only if `condition`, evaluated under the lock together with the decision to queue
+    /// or deliver, returns true. `condition` must be package code, never a user closure. Properties use
+    /// it so that a change of value and the order of its notification cannot be separated.
+    package func send(_ event: Event<Value, Error>, if condition: () -> Bool) {
+        lock.lock()
+        guard acceptsEvents, condition() else {
+            lock.unlock()
+            return
+        }
+        sendWithLockHeld(event)
+    }
+
+    /// The body of `send`, entered with `lock` held; it releases the lock before delivering.
+    @inlinable
+    func sendWithLockHeld(_ event: Event<Value, Error>) {
+        guard acceptsEvents else {
+            lock.unlock()
+            return
+        }
+        if event.isTerminating {
+            acceptsEvents = false
+        }
+        if isDelivering {
+            pending.append(.event(event))
+            lock.unlock()
+            return
+        }
+        isDelivering = true
+        lock.unlock()
+
+        deliver(event)
+
+        lock.lock()
+        if pending.isEmpty {
+            isDelivering = false
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        drain()
+    }
+
+    /// Delivers one event to every observer. Only the delivering thread calls it.
+    @inlinable
+    func deliver(_ event: Event<Value, Error>) {
+        if event.isTerminating {
+            deliverTerminal(event)
+            return
+        }
+        for entry in observers {
+            entry.observer.action(event)
+        }
+    }
+
+    @usableFromInline
+    func deliverTerminal(_ event: Event<Value, Error>) {
+        let notified = observers
+        observers = []
+        for entry in notified {
+            entry.observer.action(event)
+        }
+        lock.withLock { terminal = event }
+    }
+
+    /// Delivers queued work until the queue is empty, then gives up the delivering role.
+    @usableFromInline
+    func drain() {
+        while true {
+            lock.lock()
+            guard let work = pending.removeFirst() else {
+                isDelivering = false
+                lock.unlock()
+                return
+            }
+            switch work {
+            case let .event(event):
+                lock.unlock()
+                deliver(event)
+            case let .add(entry, initial):
+                if let terminal {
+                    lock.unlock()
+                    entry.observer.action(terminal)
+                } else {
+                    observers.append(entry)
+                    lock.unlock()
+                    if let initial { entry.observer.action(initial) }
+                }
+            case let .remove(token):
+                removeEntry(token)
+                lock.unlock()
+            }
+        }
+    }
+
+    @usableFromInline
+    func removeEntry(_ token: UInt64) {
+        if let index = observers.firstIndex(where: { $0.token == token }) {
+            observers.remove(at: index)
+        }
+    }
+
+    // MARK: Observing
+
+    /// Adds `observer`, which receives every event sent from now on.
+    ///
+    /// - Returns: a disposable that detaches `observer`. Detaching during delivery takes effect from the
+    ///   next event on. If the signal has already terminated, `observer` receives the terminal event
+    ///   at once and the returned disposable is already disposed.
+    @discardableResult
+    public func observe(_ observer: Observer<Value, Error>) -> Disposable {
+        observe(observer, initial: nil)
+    }
+
+    /// Adds `observer`; if `initial` gives an event, it is delivered to `observer` alone, before any
+    /// later event. `initial` runs under the lock: it must be package code, never a user closure.
+    package func observe(
+        _ observer: Observer<Value, Error>,
+        initial: (() -> Event<Value, Error>?)?
+    ) -> Disposable {
+        lock.lock()
+        if let terminal {
+            lock.unlock()
+            observer.action(terminal)
+            return AnyDisposable.disposed
+        }
+        let token = nextToken
+        nextToken &+= 1
+        let entry = Entry(token: token, observer: observer)
+        let initialEvent = initial?()
+        if isDelivering {
+            pending.append(.add(entry, initial: initialEvent))
+            lock.unlock()
+        } else {
+            observers.append(entry)
+            if let initialEvent {
+                isDelivering = true
+                lock.unlock()
+                observer.action(initialEvent)
+                drain()
+            } else {
+                lock.unlock()
+            }
+        }
+        return AnyDisposable { [weak self] in self?.removeObserver(token) }
+    }
+
+    /// Whether a terminal event has been accepted.
+    package var hasTerminated: Bool {
+        lock.withLock { !acceptsEvents }
+    }
+
+    func removeObserver(_ token: UInt64) {
+        lock.lock()
+        defer { lock.unlock() }
+        if terminal != nil { return }
+        if isDelivering {
+            pending.append(.remove(token))
+        } else {
+            removeEntry(token)
+        }
+    }
+}
+
+extension Signal {
+    /// Observes every event with `action`. See `observe(_:)`.
+    @inlinable @discardableResult
+    public func observe(_ action: @escaping @Sendable (Event<Value, Error>) -> Void) -> Disposable {
+        observe(Observer(action))
+    }
+
+    /// Observes values only; terminal events are ignored. See `observe(_:)`.
+    @inlinable @discardableResult
+    public func observeValues(_ action: @escaping @Sendable (Value) -> Void) -> Disposable {
+        observe(Observer { event in
+            if case let .value(value) = event { action(value) }
+        })
+    }
+
+    /// Observes successful completion only. See `observe(_:)`.
+    @inlinable @discardableResult
+    public func observeCompleted(_ action: @escaping @Sendable () -> Void) -> Disposable {
+        observe(Observer { event in
+            if case .completed = event { action() }
+        })
+    }
+
+    /// Observes failure only. See `observe(_:)`.
+    @inlinable @discardableResult
+    public func observeFailed(_ action: @escaping @Sendable (Error) -> Void) -> Disposable {
+        observe(Observer { event in
+            if case let .failed(error) = event { action(error) }
+        })
+    }
+
+    /// Observes interruption only. See `observe(_:)`.
+    @inlinable @discardableResult
+    public func observeInterrupted(_ action: @escaping @Sendable () -> Void) -> Disposable {
+        observe(Observer { event in
+            if case .interrupted = event { action() }
+        })
+    }
+
+    /// Observes the end of the stream, however it ends (failed, completed or interrupted).
+    @inlinable @discardableResult
+    public func observeTerminated(_ action: @escaping @Sendable () -> Void) -> Disposable {
+        observe(Observer { event in
+            if event.isTerminating { action() }
+        })
+    }
+}
+
+extension Signal where Error == Never {
+    /// A signal that never sends anything and never ends.
+    public static var never: Signal { Signal() }
+}

@@ -1,0 +1,219 @@
+/// A cold stream: a recipe for work that runs anew, with its own observer and `Lifetime`, each time it
+/// is started.
+///
+/// Starting returns a `Disposable`; disposing it interrupts that run: its observers receive
+/// `.interrupted` (unless the run already ended) and its `Lifetime` ends, exactly once. The lifetime
+/// also ends when the run completes or fails. Events of one run are delivered serially, with the
+/// same queueing rules as `Signal`.
+public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
+    /// The work a producer runs on each start: send events into the observer; register cleanup on the
+    /// lifetime. It runs synchronously on the thread that calls `start`.
+    public typealias StartHandler = @Sendable (Observer<Value, Error>, Lifetime) -> Void
+
+    @usableFromInline let startHandler: StartHandler
+
+    /// A producer that runs `startHandler` on each start.
+    ///
+    /// The handler may send synchronously (before `start` returns) or later from any thread. Sends
+    /// after a terminal event, or after the run was disposed, are ignored.
+    @inlinable
+    public init(_ startHandler: @escaping StartHandler) {
+        self.startHandler = startHandler
+    }
+
+    /// A producer that forwards the events `signal` sends while it is started. Disposing the run
+    /// detaches it from `signal`.
+    public init(_ signal: Signal<Value, Error>) {
+        self.init { observer, lifetime in
+            lifetime += signal.observe(observer)
+        }
+    }
+
+    /// A producer that sends `value` and completes.
+    @inlinable
+    public init(value: Value) {
+        self.init { observer, _ in
+            observer.send(value: value)
+            observer.sendCompleted()
+        }
+    }
+
+    /// A producer that sends each of `values` in order and completes. It stops early if disposed.
+    public init<Values: Sequence & Sendable>(values: Values) where Values.Element == Value {
+        self.init { observer, lifetime in
+            for value in values {
+                if lifetime.hasEnded { return }
+                observer.send(value: value)
+            }
+            observer.sendCompleted()
+        }
+    }
+
+    /// A producer that sends `first` and each of `rest` in order, then completes.
+    public init(values first: Value, _ rest: Value...) {
+        self.init(values: [first] + rest)
+    }
+
+    /// A producer that fails at once with `error`.
+    public init(error: Error) {
+        self.init { observer, _ in observer.send(error: error) }
+    }
+
+    /// A producer that completes at once without sending a value.
+    public static var empty: SignalProducer {
+        SignalProducer { observer, _ in observer.sendCompleted() }
+    }
+
+    /// A producer that never sends anything and never ends by itself; only disposal ends a run.
+    public static var never: SignalProducer {
+        SignalProducer { observer, lifetime in
+            // Keep the run's input alive until it is disposed, so the lifetime does not end early.
+            lifetime.observeEnded { withExtendedLifetime(observer) {} }
+        }
+    }
+
+    // MARK: Starting
+
+    /// Starts a run, creating its `Signal`, and passes the signal and the run's interrupting disposable
+    /// to `setup` before the start handler runs, so that observers attached in `setup` see every event.
+    ///
+    /// - Returns: what `setup` returns.
+    @discardableResult
+    public func startWithSignal<Result>(
+        _ setup: (_ signal: Signal<Value, Error>, _ interrupter: Disposable) throws -> Result
+    ) rethrows -> Result {
+        let (signal, input) = Signal<Value, Error>.pipe()
+        let (lifetime, token) = Lifetime.make()
+        signal.observe(Observer { event in
+            if event.isTerminating { token.dispose() }
+        })
+        let interrupter = AnyDisposable { input.sendInterrupted() }
+        let result = try setup(signal, interrupter)
+        if !lifetime.hasEnded {
+            startHandler(input, lifetime)
+        }
+        return result
+    }
+
+    /// Starts a run whose events go to `observer`.
+    ///
+    /// - Returns: a disposable that interrupts the run.
+    @discardableResult
+    public func start(_ observer: Observer<Value, Error> = Observer { _ in }) -> Disposable {
+        startWithSignal { signal, interrupter in
+            signal.observe(observer)
+            return interrupter
+        }
+    }
+
+    /// Starts a run whose events go to `action`. See `start(_:)`.
+    @discardableResult
+    public func start(_ action: @escaping @Sendable (Event<Value, Error>) -> Void) -> Disposable {
+        start(Observer(action))
+    }
+
+    /// Starts a run and observes its values only. See `start(_:)`.
+    @discardableResult
+    public func startWithValues(_ action: @escaping @Sendable (Value) -> Void) -> Disposable {
+        start(Observer(value: action))
+    }
+
+    /// Starts a run and observes its successful completion only. See `start(_:)`.
+    @discardableResult
+    public func startWithCompleted(_ action: @escaping @Sendable () -> Void) -> Disposable {
+        start(Observer(completed: action))
+    }
+
+    /// Starts a run and observes its failure only. See `start(_:)`.
+    @discardableResult
+    public func startWithFailed(_ action: @escaping @Sendable (Error) -> Void) -> Disposable {
+        start(Observer(failed: action))
+    }
+
+    /// Starts a run and observes its interruption only. See `start(_:)`.
+    @discardableResult
+    public func startWithInterrupted(_ action: @escaping @Sendable () -> Void) -> Disposable {
+        start(Observer(interrupted: action))
+    }
+
+    /// A producer whose runs start this producer and pass its signal through `transform`.
+    ///
+    /// This is how signal operators become producer operators: disposing the new run disposes the
+    /// run of this producer.
+    public func lift<NewValue, NewError>(
+        _ transform: @escaping @Sendable (Signal<Value, Error>) -> Signal<NewValue, NewError>
+    ) -> SignalProducer<NewValue, NewError> {
+        SignalProducer<NewValue, NewError> { observer, lifetime in
+            self.startWithSignal { signal, interrupter in
+                lifetime += interrupter
+                lifetime += transform(signal).observe(observer)
+            }
+        }
+    }
+}
+
+extension SignalProducer where Error == Never {
+    /// A producer that runs `operation` in a new `Task` on each start, sends its result and completes.
+    /// Disposing the run cancels the task; a result that arrives after that is ignored.
+    public init(operation: @escaping @Sendable () async -> Value) {
+        self.init { observer, lifetime in
+            let task = Task {
+                let value = await operation()
+                observer.send(value: value)
+                observer.sendCompleted()
+            }
+            lifetime.observeEnded { task.cancel() }
+        }
+    }
+
+    /// A producer that runs `operation` in a new `Task` on each start and sends each value it hands to
+    /// `send`, completing when it returns. Disposing the run cancels the task.
+    public init(operation: @escaping @Sendable (_ send: @escaping @Sendable (Value) -> Void) async -> Void) {
+        self.init { observer, lifetime in
+            let task = Task {
+                await operation { observer.send(value: $0) }
+                observer.sendCompleted()
+            }
+            lifetime.observeEnded { task.cancel() }
+        }
+    }
+}
+
+extension SignalProducer where Error == any Swift.Error {
+    /// A producer that runs `operation` in a new `Task` on each start, sends its result and completes,
+    /// or fails with the error it throws. Disposing the run cancels the task; a result that arrives
+    /// after that is ignored.
+    public init(operation: @escaping @Sendable () async throws -> Value) {
+        self.init { observer, lifetime in
+            let task = Task {
+                do {
+                    let value = try await operation()
+                    observer.send(value: value)
+                    observer.sendCompleted()
+                } catch {
+                    observer.send(error: error)
+                }
+            }
+            lifetime.observeEnded { task.cancel() }
+        }
+    }
+
+    /// A producer that iterates `sequence` in a new `Task` on each start: it sends each element,
+    /// completes when the sequence ends, and fails if iteration throws. Disposing the run cancels the
+    /// task.
+    public init<Sequence: AsyncSequence & Sendable>(_ sequence: Sequence) where Sequence.Element == Value {
+        self.init { observer, lifetime in
+            let task = Task {
+                do {
+                    for try await value in sequence {
+                        observer.send(value: value)
+                    }
+                    observer.sendCompleted()
+                } catch {
+                    observer.send(error: error)
+                }
+            }
+            lifetime.observeEnded { task.cancel() }
+        }
+    }
+}
