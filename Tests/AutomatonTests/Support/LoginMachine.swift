@@ -58,6 +58,20 @@ func loginMappings(
     ]
 }
 
+/// A producer that sends `input` after `delay` on `scheduler`, then completes; disposal cancels it.
+func delayedInput(
+    _ input: LoginInput,
+    after delay: Duration,
+    on scheduler: TestScheduler
+) -> SignalProducer<LoginInput, Never> {
+    SignalProducer { observer, lifetime in
+        lifetime += scheduler.schedule(after: delay) {
+            observer.send(value: input)
+            observer.sendCompleted()
+        }
+    }
+}
+
 /// An effect the test drives by hand: each start is recorded, so the test can send inputs into a
 /// particular run later and check whether that run was disposed.
 final class ControlledEffect<Input: Sendable>: Sendable {
