@@ -90,6 +90,12 @@ final class OperatorTestControlledProducer<Value: Sendable>: @unchecked Sendable
     }
 }
 
+/// Runs `body` on a new thread of its own, so that blocking there never starves Dispatch's or the
+/// cooperative pool's threads (which would stall other tests running in parallel).
+func operatorTestRunOnNewThread(_ body: @escaping @Sendable () -> Void) {
+    Thread(block: body).start()
+}
+
 // MARK: - Tests
 
 @Suite("map, mapError, filter and compactMap")
