@@ -39,6 +39,23 @@ struct ValuesTests {
         #expect(await iterator.next() == nil)
     }
 
+    @Test("values keeps every value in order when the consumer never catches up with the buffer")
+    func bufferStaysAhead() async {
+        let (signal, input) = Signal<Int, Never>.pipe()
+        var iterator = signal.values.makeAsyncIterator()
+        for value in 0..<100 { input.send(value: value) }
+        var received: [Int] = []
+        for value in 100..<5_000 {
+            if let next = await iterator.next() { received.append(next) }
+            input.send(value: value)
+        }
+        input.sendCompleted()
+        while let value = await iterator.next() {
+            received.append(value)
+        }
+        #expect(received == Array(0..<5_000))
+    }
+
     @Test("values throws the failure after the buffered values, then returns nil")
     func failureThrows() async throws {
         let producer = SignalProducer<Int, OperatorTestError> { observer, _ in

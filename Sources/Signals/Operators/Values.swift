@@ -96,6 +96,7 @@ final class ValuesBuffer<Value: Sendable, Error: Swift.Error>: Sendable {
 
     private struct State: Sendable {
         var phase = Phase.running
+        /// Buffered values; those before `head` have been taken.
         var values: [Value] = []
         var head = 0
         var waiter: CheckedContinuation<Outcome<Value, Error>, Never>?
@@ -108,6 +109,10 @@ final class ValuesBuffer<Value: Sendable, Error: Swift.Error>: Sendable {
                 head += 1
                 if head == values.count {
                     values.removeAll(keepingCapacity: true)
+                    head = 0
+                } else if head >= 32, head * 2 >= values.count {
+                    // A consumer that never quite catches up: drop the taken prefix, amortized O(1).
+                    values.removeFirst(head)
                     head = 0
                 }
                 return .value(value)
