@@ -1,11 +1,6 @@
 import Automaton
 import Dispatch
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Plays one scenario: schedules the script on `scheduler`, logs each reply (one timestamped line per
 /// reply, through `logEvents`), waits until as many replies as expected have arrived (at most `timeout`), then
