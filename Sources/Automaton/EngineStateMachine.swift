@@ -207,13 +207,13 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         return shouldCompleteReplies
     }
 
-    /// Stops everything. Returns the tokens of every tracked effect, to dispose outside the lock, or
-    /// `nil` if already terminated.
+    /// Stops everything. Returns the tokens of every tracked effect in the order the effects started,
+    /// to dispose outside the lock, or `nil` if already terminated.
     mutating func terminate() -> [Lifetime.Token]? {
         guard phase != .terminated else { return nil }
         phase = .terminated
         queue.removeAll()
-        let tokens = nodes.values.map(\.token)
+        let tokens = nodes.sorted { $0.key < $1.key }.map(\.value.token)
         nodes.removeAll()
         rootLatestChild = nil
         runningEffects = 0

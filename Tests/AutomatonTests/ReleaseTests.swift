@@ -1,0 +1,108 @@
+import Automaton
+import Dispatch
+import Signals
+import Testing
+
+@Suite("Release leaves nothing behind (BRIEF §5.7, §6)", .serialized)
+struct ReleaseTests {
+    enum Step: Sendable, Equatable { case go, echo }
+
+    @Test("after release no effect runs, every effect's lifetime has ended and no object is alive")
+    func releaseFreesEverything() {
+        let baseline = LiveObject.count
+        let ended = Recording<Int>()
+        let scheduler = TestScheduler()
+        let (input, inputObserver) = Signal<Step, Never>.pipe()
+        weak var weakAutomaton: Automaton<Int, Step>?
+        weak var weakReplies: Signal<Reply<Int, Step>, Never>?
+        weak var weakStateSignal: Signal<Int, Never>?
+        do {
+            let automaton = Automaton(state: 0, input: input, mapping: { (state: Int, step: Step) in
+                guard step == .go else { return (state + 1, .empty) }
+                let tracked = LiveObject()
+                let effect = SignalProducer<Step, Never> { observer, lifetime in
+                    let id = state
+                    lifetime.observeEnded { withExtendedLifetime(tracked) { ended.append(id) } }
+                    lifetime += scheduler.schedule(after: .seconds(1), interval: .seconds(1)) {
+                        observer.send(value: .echo)
+                    }
+                }
+                return (state + 1, effect)
+            }, strategy: .merge)
+            let observerObject = LiveObject()
+            automaton.replies.observeValues { _ in withExtendedLifetime(observerObject) {} }
+            automaton.state.signal.observeValues { _ in withExtendedLifetime(observerObject) {} }
+            weakAutomaton = automaton
+            weakReplies = automaton.replies
+            weakStateSignal = automaton.state.signal
+
+            inputObserver.send(value: .go)
+            inputObserver.send(value: .go)
+            scheduler.advance(by: .seconds(2))
+            #expect(automaton.state.value == 6)
+            #expect(LiveObject.count == baseline + 3)
+        }
+
+        #expect(weakAutomaton == nil)
+        #expect(weakReplies == nil)
+        #expect(weakStateSignal == nil)
+        #expect(ended.values == [0, 1])
+        #expect(scheduler.pendingActionCount == 0)
+        #expect(LiveObject.count == baseline)
+        inputObserver.send(value: .go)  // the input signal outlives the automaton and holds nothing of it
+        #expect(LiveObject.count == baseline)
+    }
+
+    @Test("a pipe, a started and finished producer, and an unobserved automaton are freed when dropped")
+    func unobservedThingsAreFreed() {
+        weak var weakSignal: Signal<Int, Never>?
+        weak var weakProducerSignal: Signal<Int, Never>?
+        weak var weakAutomaton: Automaton<Int, Int>?
+        do {
+            let (signal, input) = Signal<Int, Never>.pipe()
+            signal.observeValues { _ in }
+            input.send(value: 1)
+            weakSignal = signal
+
+            SignalProducer<Int, Never>(values: 1, 2, 3).startWithSignal { signal, _ in
+                weakProducerSignal = signal
+            }
+
+            let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in state + input })
+            automaton.send(1)
+            weakAutomaton = automaton
+        }
+        #expect(weakSignal == nil)
+        #expect(weakProducerSignal == nil)
+        #expect(weakAutomaton == nil)
+    }
+
+    @Test("concurrent observe, dispose, send and release on automata never crash or hang")
+    func concurrentObserveDisposeSendRelease() {
+        for _ in 0..<50 {
+            let holder = Locked<Automaton<Int, Step>?>(Automaton(state: 0, mapping: { (state: Int, step: Step) in
+                let effect = SignalProducer<Step, Never> { observer, _ in
+                    if step == .go { DispatchQueue.global().async { observer.send(value: .echo) } }
+                }
+                return (state + 1, effect)
+            }, strategy: .latest))
+            runOnThreads(4, timeout: 30) { thread in
+                for iteration in 0..<200 {
+                    guard let automaton = holder.withCriticalRegion({ $0 }) else { return }
+                    switch thread {
+                    case 0:
+                        automaton.send(.go)
+                    case 1:
+                        automaton.replies.observeValues { _ in }.dispose()
+                    case 2:
+                        let disposable = automaton.state.producer.startWithValues { _ in }
+                        automaton.send(.echo)
+                        disposable.dispose()
+                    default:
+                        if iteration == 100 { holder.withCriticalRegion { $0 = nil } }
+                    }
+                }
+            }
+        }
+    }
+}
