@@ -175,6 +175,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
                     lock.unlock()
                 } else if let terminal {
                     lock.unlock()
+                    if let initial { entry.observer.action(initial) }
                     entry.observer.action(terminal)
                 } else {
                     observers.append(entry)
@@ -227,7 +228,9 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     ) -> Disposable {
         lock.lock()
         if let terminal {
+            let initialEvent = initial?()
             lock.unlock()
+            if let initialEvent { observer.action(initialEvent) }
             observer.action(terminal)
             return AnyDisposable.disposed
         }
