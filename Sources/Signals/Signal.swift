@@ -6,8 +6,9 @@
 ///   signal is delivering (from another thread, or from inside one of its own observers) is queued,
 ///   FIFO, and delivered by the thread that is already delivering, after the current event has
 ///   reached every observer. `send` never blocks on observer code.
-/// - Observers are called in the order they were added. An observer added or removed while an event
-///   is being delivered takes effect from the next event on.
+/// - Observers are called in the order they were added. An observer receives exactly the events sent
+///   after `observe` was called. Once its disposable's `dispose()` has returned, an observer is called
+///   for no event other than the one being delivered at that moment, if any (queued events included).
 /// - The grammar is `value* (failed | completed | interrupted)?`. After the terminal event the signal
 ///   releases its observers, delivers nothing more, and an observer added later receives the terminal
 ///   event at once, on the thread that adds it.
@@ -15,8 +16,8 @@
 public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Sendable {
     // Safe: every stored `var` below is guarded by `lock`, except `observers`, which belongs to whoever
     // holds `lock` while `isDelivering` is false, and to the single delivering thread while it is true
-    // (other threads then queue their additions and removals in `pending`). `isDelivering` only changes
-    // under `lock`, which orders the hand-overs.
+    // (other threads then queue their additions in `pending` and their removals in `pendingRemovals`).
+    // `isDelivering` only changes under `lock`, which orders the hand-overs.
 
     @usableFromInline
     struct Entry {
@@ -34,7 +35,6 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     enum Work {
         case event(Event<Value, Error>)
         case add(Entry, initial: Event<Value, Error>?)
-        case remove(UInt64)
     }
 
     @usableFromInline let lock = Lock()
@@ -44,6 +44,10 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     /// Set once the terminal event has reached every observer.
     @usableFromInline var terminal: Event<Value, Error>?
     @usableFromInline var pending = FIFOQueue<Work>()
+    /// Observers detached while the signal was delivering. The delivering thread drops them before it
+    /// delivers anything more, so a detached observer misses the events already queued too. A token
+    /// whose `.add` is still in `pending` waits here until that `.add` is dropped.
+    @usableFromInline var pendingRemovals: ContiguousArray<UInt64> = []
     @usableFromInline var nextToken: UInt64 = 0
     @usableFromInline var observers: ContiguousArray<Entry> = []
 
@@ -114,7 +118,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
         deliver(event)
 
         lock.lock()
-        if pending.isEmpty {
+        if pending.isEmpty && pendingRemovals.isEmpty {
             isDelivering = false
             lock.unlock()
             return
@@ -150,7 +154,12 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     func drain() {
         while true {
             lock.lock()
+            if !pendingRemovals.isEmpty {
+                applyPendingRemovals()
+            }
             guard let work = pending.removeFirst() else {
+                // Nothing queued: a removal still waiting for its `.add` is left over from termination.
+                pendingRemovals.removeAll(keepingCapacity: true)
                 isDelivering = false
                 lock.unlock()
                 return
@@ -160,17 +169,33 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
                 lock.unlock()
                 deliver(event)
             case let .add(entry, initial):
-                if let terminal {
+                if let index = pendingRemovals.firstIndex(of: entry.token) {
+                    // Detached before it was attached: drop it.
+                    pendingRemovals.remove(at: index)
                     lock.unlock()
+                } else if let terminal {
+                    lock.unlock()
+                    if let initial { entry.observer.action(initial) }
                     entry.observer.action(terminal)
                 } else {
                     observers.append(entry)
                     lock.unlock()
                     if let initial { entry.observer.action(initial) }
                 }
-            case let .remove(token):
-                removeEntry(token)
-                lock.unlock()
+            }
+        }
+    }
+
+    /// Drops the observers detached during delivery. Called by the delivering thread with `lock` held.
+    @usableFromInline
+    func applyPendingRemovals() {
+        var index = 0
+        while index < pendingRemovals.count {
+            if let position = observers.firstIndex(where: { $0.token == pendingRemovals[index] }) {
+                observers.remove(at: position)
+                pendingRemovals.remove(at: index)
+            } else {
+                index += 1  // its `.add` is still queued
             }
         }
     }
@@ -186,9 +211,10 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
 
     /// Adds `observer`, which receives every event sent from now on.
     ///
-    /// - Returns: a disposable that detaches `observer`. Detaching during delivery takes effect from the
-    ///   next event on. If the signal has already terminated, `observer` receives the terminal event
-    ///   at once and the returned disposable is already disposed.
+    /// - Returns: a disposable that detaches `observer`. After `dispose()` returns, `observer` is called
+    ///   for no further event, queued ones included; only an event it was being given at that moment
+    ///   may still reach it. If the signal has already terminated, `observer` receives the terminal
+    ///   event at once and the returned disposable is already disposed.
     @discardableResult
     public func observe(_ observer: Observer<Value, Error>) -> Disposable {
         observe(observer, initial: nil)
@@ -202,7 +228,9 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     ) -> Disposable {
         lock.lock()
         if let terminal {
+            let initialEvent = initial?()
             lock.unlock()
+            if let initialEvent { observer.action(initialEvent) }
             observer.action(terminal)
             return AnyDisposable.disposed
         }
@@ -237,7 +265,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
         defer { lock.unlock() }
         if terminal != nil { return }
         if isDelivering {
-            pending.append(.remove(token))
+            pendingRemovals.append(token)
         } else {
             removeEntry(token)
         }

@@ -3,6 +3,7 @@
 /// A set of flags: combine them (`[.value, .failed]`) or use `.all`. `starting`, `started` and
 /// `disposed` only exist for producer runs; a signal's `logEvents` ignores them.
 public struct LoggedEvents: OptionSet, Hashable, Sendable {
+    /// The bits of the set, one per kind of event.
     public let rawValue: UInt8
 
     /// Creates a set from its raw bits.

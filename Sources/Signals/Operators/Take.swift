@@ -43,9 +43,10 @@ extension SignalProducer {
     /// A producer whose runs forward the first `count` values of a run of this producer, then complete.
     /// See `Signal.take(first:)`.
     ///
-    /// When the `count`th value has been forwarded, the underlying run is disposed (interrupted, its
-    /// `Lifetime` ends) before `take(first:)`'s run completes. With `count == 0` the run completes at
-    /// once and the underlying start handler does not run.
+    /// When the `count`th value has been forwarded, this run completes and the underlying run is
+    /// disposed: it is interrupted and its `Lifetime` has ended by the time the underlying `send` of
+    /// that value returns, so a start handler that checks `lifetime.hasEnded` stops sending. With
+    /// `count == 0` the run completes at once and the underlying start handler does not run.
     ///
     /// - Precondition: `count >= 0`.
     public func take(first count: Int) -> SignalProducer {
