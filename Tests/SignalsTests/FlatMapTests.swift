@@ -309,7 +309,7 @@ struct FlatMapTests {
     func mergeInterleaves() {
         let harness = Harness()
         let recorder = Recorder<Int, TestError>()
-        harness.outer.flatMap(.merge) { harness.inner($0) }.start(recorder.observer)
+        let disposable = harness.outer.flatMap(.merge) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
         harness.outerObserver.send(value: 2)
@@ -319,6 +319,7 @@ struct FlatMapTests {
 
         #expect(recorder.events == [.value(10), .value(20), .value(11), .value(21)])
         #expect(harness.log == ["start outer", "start 1", "start 2"])
+        disposable.dispose()
     }
 
     @Test("merge completes when the outer stream completes after every inner")
@@ -398,7 +399,7 @@ struct FlatMapTests {
     func latestDisposesBeforeStarting() {
         let harness = Harness()
         let recorder = Recorder<Int, TestError>()
-        harness.outer.flatMap(.latest) { harness.inner($0) }.start(recorder.observer)
+        let disposable = harness.outer.flatMap(.latest) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
         harness.outerObserver.send(value: 2)
@@ -407,6 +408,7 @@ struct FlatMapTests {
 
         #expect(recorder.events == [.value(10), .value(20)])
         #expect(harness.log == ["start outer", "start 1", "end 1", "start 2", "end 2", "start 3"])
+        disposable.dispose()
     }
 
     @Test("latest completes when the outer stream and the current inner have completed, replaced inners aside")

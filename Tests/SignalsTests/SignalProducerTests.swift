@@ -25,7 +25,7 @@ private final class Recorder<Value: Sendable, Error: Swift.Error>: @unchecked Se
     }
 
     /// Waits, without blocking a cooperative thread, for a terminal event; false after `seconds`.
-    func waitForTermination(seconds: Double = 10) async -> Bool {
+    func waitForTermination(seconds: Double = 60) async -> Bool {
         await wait(for: terminated, seconds: seconds)
     }
 }
@@ -33,7 +33,11 @@ private final class Recorder<Value: Sendable, Error: Swift.Error>: @unchecked Se
 /// Waits for `semaphore` on a thread of its own, so that neither the Swift concurrency pool nor
 /// Dispatch's worker threads (both only as wide as the machine) are blocked while the tasks under test
 /// need them; false if it was not signalled within `seconds`.
-private func wait(for semaphore: DispatchSemaphore, seconds: Double = 10) async -> Bool {
+///
+/// The timeout is a watchdog against hangs, not a measure: the tasks under test share the concurrency
+/// pool with every other test running in parallel (under the thread sanitizer, CPU-heavy tests can
+/// hold it for many seconds), so it is generous.
+private func wait(for semaphore: DispatchSemaphore, seconds: Double = 60) async -> Bool {
     await withCheckedContinuation { continuation in
         Thread.detachNewThread {
             continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)
