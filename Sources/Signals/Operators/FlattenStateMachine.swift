@@ -1,0 +1,243 @@
+/// The bookkeeping of one flattening (`flatMap` / `flatten`): which inner streams run, which wait, which
+/// one is current, whether the outer stream has completed, and whether the result has ended.
+///
+/// It performs no side effect. `FlattenStorage` keeps it in a `Locked` and calls its `mutating` methods
+/// under the lock; each returns what must be done next (start inners, dispose something, send a
+/// terminal event), which the storage does after releasing the lock.
+///
+/// Inner streams are numbered: each one gets an id when the outer stream sends it. An event from an inner
+/// whose id is no longer running (it completed, was replaced under `.latest`, or the result ended) is
+/// ignored, whatever it is.
+///
+/// Starting inners is a trampoline: one thread at a time holds the starter role (`isStarting`) and
+/// starts inners in a loop (`nextInnerToStart`). An inner that completes while an inner is being started,
+/// for example synchronously during its own start, does not start the next one itself: it leaves it to
+/// the loop, so a chain of synchronous inners runs in constant stack.
+struct FlattenStateMachine<Producer: Sendable>: Sendable {
+    /// An inner that the outer stream has sent and that has not started yet.
+    struct Waiting: Sendable {
+        let id: UInt64
+        let producer: Producer
+    }
+
+    /// An inner that has been started (or is being started) and has not ended.
+    struct Running: Sendable {
+        /// The disposable that interrupts the inner's run; `nil` until its start has registered it.
+        var interrupter: Disposable?
+    }
+
+    /// What the storage must do after the outer stream sent an inner.
+    enum OuterValueAction {
+        /// Nothing: the inner waits, or another thread holds the starter role and will start it.
+        case none
+        /// The caller now holds the starter role: it must run the start loop.
+        case startInners
+        /// `.latest`: the caller must dispose `previous` (the replaced inner, if it had registered its
+        /// interrupter), then call `enqueueLatest(id:producer:)`.
+        case replace(previous: Disposable?, id: UInt64)
+    }
+
+    /// What the storage must do after an inner completed.
+    enum InnerCompletedAction {
+        /// Nothing: the event was stale, or the result goes on.
+        case none
+        /// The caller now holds the starter role: it must run the start loop.
+        case startInners
+        /// The result must complete: the outer stream and every inner stream have completed.
+        case complete
+    }
+
+    private let strategy: FlattenStrategy.Kind
+    private var nextID: UInt64 = 0
+    /// `.latest`: the id of the newest inner the outer stream sent.
+    private var latestID: UInt64?
+    private var running: [UInt64: Running] = [:]
+    private var waiting = WaitingQueue()
+    /// Whether a thread holds the starter role.
+    private var isStarting = false
+    private var isOuterCompleted = false
+    /// What ends the outer stream's run or observation; `nil` before it is attached and after the outer
+    /// stream ended.
+    private var outer: Disposable?
+    /// Whether the result has ended (or is about to be sent its terminal event).
+    private(set) var isTerminated = false
+
+    init(strategy: FlattenStrategy) {
+        self.strategy = strategy.kind
+    }
+
+    /// Whether the inner `id` is running, so that its values must be forwarded.
+    func isRunning(_ id: UInt64) -> Bool {
+        !isTerminated && running[id] != nil
+    }
+
+    // MARK: Outer stream
+
+    /// Records what ends the outer stream.
+    ///
+    /// - Returns: false if the result has already ended: the caller must dispose `disposable` itself.
+    mutating func attachOuter(_ disposable: Disposable) -> Bool {
+        guard !isTerminated else { return false }
+        if !isOuterCompleted { outer = disposable }
+        return true
+    }
+
+    /// The outer stream sent an inner.
+    mutating func outerValue(_ producer: Producer) -> OuterValueAction {
+        guard !isTerminated else { return .none }
+        let id = nextID
+        nextID &+= 1
+        switch strategy {
+        case .latest:
+            latestID = id
+            waiting.removeAll()
+            var previous: Disposable?
+            for (_, inner) in running {
+                previous = inner.interrupter
+            }
+            running.removeAll(keepingCapacity: true)
+            return .replace(previous: previous, id: id)
+        case .merge, .concat:
+            waiting.append(Waiting(id: id, producer: producer))
+            return becomeStarterIfNeeded() ? .startInners : .none
+        }
+    }
+
+    /// `.latest`, after the replaced inner has been disposed: queues the new inner unless a newer one
+    /// replaced it meanwhile or the result ended.
+    ///
+    /// - Returns: true if the caller now holds the starter role and must run the start loop.
+    mutating func enqueueLatest(id: UInt64, producer: Producer) -> Bool {
+        guard !isTerminated, latestID == id else { return false }
+        waiting.append(Waiting(id: id, producer: producer))
+        return becomeStarterIfNeeded()
+    }
+
+    /// The outer stream completed.
+    ///
+    /// - Returns: true if the result must complete now (no inner is running or waiting).
+    mutating func outerCompleted() -> Bool {
+        guard !isTerminated else { return false }
+        isOuterCompleted = true
+        outer = nil
+        return completeIfFinished()
+    }
+
+    // MARK: Inner streams
+
+    /// Called by the starter in a loop: the next inner to start, now marked running, or `nil`, in which
+    /// case the caller has given up the starter role.
+    mutating func nextInnerToStart() -> Waiting? {
+        precondition(isStarting, "Internal inconsistency: nextInnerToStart called without the starter role")
+        if !isTerminated, canStartNext, let next = waiting.removeFirst() {
+            running[next.id] = Running(interrupter: nil)
+            return next
+        }
+        isStarting = false
+        return nil
+    }
+
+    /// An inner's start registers the disposable that interrupts it.
+    ///
+    /// - Returns: false if the inner is no longer wanted (replaced, or the result ended): the caller must
+    ///   dispose `interrupter` itself.
+    mutating func register(_ id: UInt64, interrupter: Disposable) -> Bool {
+        guard !isTerminated, running[id] != nil else { return false }
+        running[id]?.interrupter = interrupter
+        return true
+    }
+
+    /// The inner `id` completed.
+    mutating func innerCompleted(_ id: UInt64) -> InnerCompletedAction {
+        guard !isTerminated, running.removeValue(forKey: id) != nil else { return .none }
+        if canStartNext, !waiting.isEmpty {
+            return becomeStarterIfNeeded() ? .startInners : .none
+        }
+        return completeIfFinished() ? .complete : .none
+    }
+
+    /// The inner `id` failed or was interrupted.
+    ///
+    /// - Returns: what must be disposed before the result is sent the inner's terminal event, or `nil`
+    ///   if the event is stale and must be ignored.
+    mutating func innerTerminated(_ id: UInt64) -> [Disposable]? {
+        guard !isTerminated, running[id] != nil else { return nil }
+        return terminate()
+    }
+
+    // MARK: The result
+
+    /// Ends the result (an outer or inner failure or interruption, or disposal of the result).
+    ///
+    /// - Returns: the outer stream's disposable, then every running inner's in the order they started,
+    ///   to be disposed before the terminal event is sent, or `nil` if the result had already ended.
+    mutating func terminate() -> [Disposable]? {
+        guard !isTerminated else { return nil }
+        isTerminated = true
+        var disposables: [Disposable] = []
+        disposables.reserveCapacity(running.count + 1)
+        if let outer { disposables.append(outer) }
+        outer = nil
+        // In the order the inners started, so that disposal is deterministic.
+        for id in running.keys.sorted() {
+            if let interrupter = running[id]?.interrupter { disposables.append(interrupter) }
+        }
+        running = [:]
+        waiting.removeAll()
+        return disposables
+    }
+
+    // MARK: Helpers
+
+    private var canStartNext: Bool {
+        switch strategy {
+        case .merge: return true
+        case .latest, .concat: return running.isEmpty
+        }
+    }
+
+    private mutating func becomeStarterIfNeeded() -> Bool {
+        guard !isStarting else { return false }
+        isStarting = true
+        return true
+    }
+
+    private mutating func completeIfFinished() -> Bool {
+        guard isOuterCompleted, running.isEmpty, waiting.isEmpty else { return false }
+        isTerminated = true
+        return true
+    }
+}
+
+extension FlattenStateMachine {
+    /// A FIFO of waiting inners: O(1) amortized append and removal, storage reused once warm.
+    struct WaitingQueue: Sendable {
+        private var elements: [Waiting] = []
+        private var head = 0
+
+        var isEmpty: Bool { head == elements.count }
+
+        mutating func append(_ element: Waiting) {
+            elements.append(element)
+        }
+
+        mutating func removeFirst() -> Waiting? {
+            guard head < elements.count else { return nil }
+            let element = elements[head]
+            head += 1
+            if head == elements.count {
+                elements.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 1024, head * 2 >= elements.count {
+                elements.removeFirst(head)
+                head = 0
+            }
+            return element
+        }
+
+        mutating func removeAll() {
+            elements.removeAll(keepingCapacity: true)
+            head = 0
+        }
+    }
+}
