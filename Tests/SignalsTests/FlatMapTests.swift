@@ -3,7 +3,7 @@ import Foundation
 import Signals
 import Testing
 
-private enum TestError: Error, Equatable {
+private enum FlattenTestError: Error, Equatable {
     case outer
     case inner
 }
@@ -35,8 +35,8 @@ private final class Harness: @unchecked Sendable {
     // Safe: every stored `var` is only touched under `lock`.
     private let lock = NSLock()
     private var lines: [String] = []
-    private var outerInput: Observer<Int, TestError>?
-    private var innerInputs: [Int: Observer<Int, TestError>] = [:]
+    private var outerInput: Observer<Int, FlattenTestError>?
+    private var innerInputs: [Int: Observer<Int, FlattenTestError>] = [:]
 
     var log: [String] { lock.withLock { lines } }
 
@@ -45,7 +45,7 @@ private final class Harness: @unchecked Sendable {
     }
 
     /// The outer producer: logs "start outer" / "end outer" (its lifetime ended).
-    var outer: SignalProducer<Int, TestError> {
+    var outer: SignalProducer<Int, FlattenTestError> {
         SignalProducer { [self] observer, lifetime in
             record("start outer")
             lock.withLock { outerInput = observer }
@@ -54,7 +54,7 @@ private final class Harness: @unchecked Sendable {
     }
 
     /// Inner number `key`: logs "start key" / "end key" (its lifetime ended).
-    func inner(_ key: Int) -> SignalProducer<Int, TestError> {
+    func inner(_ key: Int) -> SignalProducer<Int, FlattenTestError> {
         SignalProducer { [self] observer, lifetime in
             record("start \(key)")
             lock.withLock { innerInputs[key] = observer }
@@ -63,7 +63,7 @@ private final class Harness: @unchecked Sendable {
     }
 
     /// The input of the outer producer's run (records an issue if it never started).
-    var outerObserver: Observer<Int, TestError> {
+    var outerObserver: Observer<Int, FlattenTestError> {
         guard let input = lock.withLock({ outerInput }) else {
             Issue.record("the outer producer never started")
             return Observer { _ in }
@@ -72,7 +72,7 @@ private final class Harness: @unchecked Sendable {
     }
 
     /// The input of the run of inner `key` (records an issue if it never started).
-    func innerObserver(_ key: Int) -> Observer<Int, TestError> {
+    func innerObserver(_ key: Int) -> Observer<Int, FlattenTestError> {
         guard let input = lock.withLock({ innerInputs[key] }) else {
             Issue.record("inner \(key) never started")
             return Observer { _ in }
@@ -90,7 +90,7 @@ struct FlatMapTests {
     @Test("the outer stream's failure fails the result at once and disposes the outer run and running inners", arguments: allStrategies)
     func outerFailure(strategy: FlattenStrategy) {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         harness.outer.flatMap(strategy) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -103,7 +103,7 @@ struct FlatMapTests {
     @Test("an inner stream's failure fails the result at once and disposes the outer run and other inners", arguments: allStrategies)
     func innerFailure(strategy: FlattenStrategy) {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         harness.outer.flatMap(strategy) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -116,9 +116,9 @@ struct FlatMapTests {
 
     @Test("interrupting the outer stream interrupts the result and disposes the running inner", arguments: allStrategies)
     func outerInterruption(strategy: FlattenStrategy) {
-        let (outer, outerInput) = Signal<Int, TestError>.pipe()
+        let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         outer.flatMap(strategy) { harness.inner($0) }.observe(recorder.observer)
         outerInput.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -132,7 +132,7 @@ struct FlatMapTests {
     @Test("an inner stream's own interruption interrupts the result, as in ReactiveSwift", arguments: allStrategies)
     func innerInterruption(strategy: FlattenStrategy) {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         harness.outer.flatMap(strategy) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -145,7 +145,7 @@ struct FlatMapTests {
     @Test("disposing the result's run interrupts it and ends the outer run and every running inner", arguments: allStrategies)
     func disposal(strategy: FlattenStrategy) {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         let disposable = harness.outer.flatMap(strategy) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.send(value: 2)
@@ -168,7 +168,7 @@ struct FlatMapTests {
     @Test("disposing the run after the outer stream completed still ends the running inners", arguments: allStrategies)
     func disposalAfterOuterCompleted(strategy: FlattenStrategy) {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         let disposable = harness.outer.flatMap(strategy) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.sendCompleted()
@@ -180,15 +180,15 @@ struct FlatMapTests {
 
     @Test("a result completes at once when the outer stream completes without sending", arguments: allStrategies)
     func emptyOuter(strategy: FlattenStrategy) {
-        let recorder = Recorder<Int, TestError>()
-        SignalProducer<Int, TestError>.empty.flatMap(strategy) { SignalProducer(value: $0) }.start(recorder.observer)
+        let recorder = Recorder<Int, FlattenTestError>()
+        SignalProducer<Int, FlattenTestError>.empty.flatMap(strategy) { SignalProducer(value: $0) }.start(recorder.observer)
         #expect(recorder.events == [.completed])
     }
 
     @Test("synchronous inners are forwarded in order and the result completes once", arguments: allStrategies)
     func synchronousInners(strategy: FlattenStrategy) {
-        let recorder = Recorder<Int, TestError>()
-        SignalProducer<Int, TestError>(values: [1, 2, 3])
+        let recorder = Recorder<Int, FlattenTestError>()
+        SignalProducer<Int, FlattenTestError>(values: [1, 2, 3])
             .flatMap(strategy) { SignalProducer(values: [$0 * 10, $0 * 10 + 1]) }
             .start(recorder.observer)
         #expect(recorder.events == [.value(10), .value(11), .value(20), .value(21), .value(30), .value(31), .completed])
@@ -196,9 +196,9 @@ struct FlatMapTests {
 
     @Test("an inner started after the result ended never runs", arguments: allStrategies)
     func innerAfterTermination(strategy: FlattenStrategy) {
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         let log = Harness()
-        SignalProducer<Int, TestError>(values: [1, 2])
+        SignalProducer<Int, FlattenTestError>(values: [1, 2])
             .flatMap(strategy) { key in
                 SignalProducer { observer, _ in
                     log.record("start \(key)")
@@ -213,8 +213,8 @@ struct FlatMapTests {
     @Test("a result observer that feeds each value back into the outer signal runs a long chain in constant stack", arguments: allStrategies)
     func synchronousFeedback(strategy: FlattenStrategy) {
         let steps = 10_000
-        let (outer, outerInput) = Signal<Int, TestError>.pipe()
-        let recorder = Recorder<Int, TestError>()
+        let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
+        let recorder = Recorder<Int, FlattenTestError>()
         let result = outer.flatMap(strategy) { SignalProducer(value: $0) }
         result.observe(recorder.observer)
         result.observeValues { value in
@@ -226,7 +226,7 @@ struct FlatMapTests {
         }
         outerInput.send(value: 1)
 
-        let expected: [Event<Int, TestError>] = (1...steps).map { .value($0) } + [.completed]
+        let expected: [Event<Int, FlattenTestError>] = (1...steps).map { .value($0) } + [.completed]
         #expect(recorder.events == expected)
     }
 
@@ -234,9 +234,9 @@ struct FlatMapTests {
 
     @Test("Signal.flatMap forwards inner values and completes after the outer signal and the inners")
     func signalFlatMap() {
-        let (outer, outerInput) = Signal<Int, TestError>.pipe()
+        let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         outer.flatMap(.merge) { harness.inner($0) }.observe(recorder.observer)
         outerInput.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -250,9 +250,9 @@ struct FlatMapTests {
 
     @Test("Signal.flatMap stops observing the outer signal when an inner fails")
     func signalFlatMapDetachesOuter() {
-        let (outer, outerInput) = Signal<Int, TestError>.pipe()
+        let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
         let transforms = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         outer.flatMap(.merge) { key in
             transforms.record("transform \(key)")
             return SignalProducer(error: .inner)
@@ -266,16 +266,16 @@ struct FlatMapTests {
 
     @Test("flatten starts the producers a signal or a producer sends")
     func flatten() {
-        let (outer, outerInput) = Signal<SignalProducer<Int, TestError>, TestError>.pipe()
-        let signalRecorder = Recorder<Int, TestError>()
+        let (outer, outerInput) = Signal<SignalProducer<Int, FlattenTestError>, FlattenTestError>.pipe()
+        let signalRecorder = Recorder<Int, FlattenTestError>()
         outer.flatten(.concat).observe(signalRecorder.observer)
         outerInput.send(value: SignalProducer(values: [1, 2]))
         outerInput.send(value: SignalProducer(value: 3))
         outerInput.sendCompleted()
         #expect(signalRecorder.events == [.value(1), .value(2), .value(3), .completed])
 
-        let producerRecorder = Recorder<Int, TestError>()
-        SignalProducer<SignalProducer<Int, TestError>, TestError>(values: [SignalProducer(value: 1), .empty, SignalProducer(values: [2, 3])])
+        let producerRecorder = Recorder<Int, FlattenTestError>()
+        SignalProducer<SignalProducer<Int, FlattenTestError>, FlattenTestError>(values: [SignalProducer(value: 1), .empty, SignalProducer(values: [2, 3])])
             .flatten(.merge)
             .start(producerRecorder.observer)
         #expect(producerRecorder.events == [.value(1), .value(2), .value(3), .completed])
@@ -283,15 +283,15 @@ struct FlatMapTests {
 
     @Test("inners that cannot fail flatten into a stream that can, and a failing outer stream still fails it")
     func neverFailingInners() {
-        let recorder = Recorder<Int, TestError>()
-        let (outer, outerInput) = Signal<Int, TestError>.pipe()
+        let recorder = Recorder<Int, FlattenTestError>()
+        let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
         outer.flatMap(.merge) { SignalProducer<Int, Never>(value: $0) }.observe(recorder.observer)
         outerInput.send(value: 1)
         outerInput.send(error: .outer)
         #expect(recorder.events == [.value(1), .failed(.outer)])
 
-        let producerRecorder = Recorder<Int, TestError>()
-        SignalProducer<Int, TestError>(values: [1, 2])
+        let producerRecorder = Recorder<Int, FlattenTestError>()
+        SignalProducer<Int, FlattenTestError>(values: [1, 2])
             .flatMap(.concat) { SignalProducer<Int, Never>(values: [$0, $0]) }
             .start(producerRecorder.observer)
         #expect(producerRecorder.events == [.value(1), .value(1), .value(2), .value(2), .completed])
@@ -308,7 +308,7 @@ struct FlatMapTests {
     @Test("merge runs every inner and interleaves their values as they arrive")
     func mergeInterleaves() {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         let disposable = harness.outer.flatMap(.merge) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -325,7 +325,7 @@ struct FlatMapTests {
     @Test("merge completes when the outer stream completes after every inner")
     func mergeOuterCompletesLast() {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         harness.outer.flatMap(.merge) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.send(value: 2)
@@ -342,7 +342,7 @@ struct FlatMapTests {
     @Test("merge completes when the last inner completes after the outer stream")
     func mergeInnerCompletesLast() {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         harness.outer.flatMap(.merge) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.send(value: 2)
@@ -361,7 +361,7 @@ struct FlatMapTests {
         let threads = 4
         let perThread = 5_000
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         harness.outer.flatMap(.merge) { harness.inner($0) }.start(recorder.observer)
         for key in 0..<threads {
             harness.outerObserver.send(value: key)
@@ -398,7 +398,7 @@ struct FlatMapTests {
     @Test("latest disposes the previous inner before it starts the next one")
     func latestDisposesBeforeStarting() {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         let disposable = harness.outer.flatMap(.latest) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -414,7 +414,7 @@ struct FlatMapTests {
     @Test("latest completes when the outer stream and the current inner have completed, replaced inners aside")
     func latestCompletion() {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         harness.outer.flatMap(.latest) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.send(value: 2)
@@ -425,7 +425,7 @@ struct FlatMapTests {
         #expect(recorder.events == [.value(20), .completed])
 
         let harness2 = Harness()
-        let recorder2 = Recorder<Int, TestError>()
+        let recorder2 = Recorder<Int, FlattenTestError>()
         harness2.outer.flatMap(.latest) { harness2.inner($0) }.start(recorder2.observer)
         harness2.outerObserver.send(value: 1)
         harness2.innerObserver(1).sendCompleted()
@@ -444,7 +444,7 @@ struct FlatMapTests {
     @Test("latest ignores a replaced inner's late value and late terminal event", arguments: LateTerminal.allCases)
     func latestIgnoresLateEvents(lateTerminal: LateTerminal) {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         let entered = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
         // The first value blocks its delivering thread, so that inner 1's signal keeps delivering while the
@@ -486,7 +486,7 @@ struct FlatMapTests {
     func latestOrderUnderConcurrency() {
         let replacements = 2_000
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         harness.outer.flatMap(.latest) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 0)
 
@@ -521,7 +521,7 @@ struct FlatMapTests {
     @Test("concat runs one inner at a time, in outer order, starting each after the previous completed")
     func concatKeepsOrder() {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         harness.outer.flatMap(.concat) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.send(value: 2)
@@ -543,7 +543,7 @@ struct FlatMapTests {
     @Test("concat completes when the outer stream completes after every inner, or the last queued inner completes after it")
     func concatCompletion() {
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         harness.outer.flatMap(.concat) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).sendCompleted()
@@ -552,7 +552,7 @@ struct FlatMapTests {
         #expect(recorder.events == [.completed])
 
         let harness2 = Harness()
-        let recorder2 = Recorder<Int, TestError>()
+        let recorder2 = Recorder<Int, FlattenTestError>()
         harness2.outer.flatMap(.concat) { harness2.inner($0) }.start(recorder2.observer)
         harness2.outerObserver.send(value: 1)
         harness2.outerObserver.send(value: 2)
@@ -566,11 +566,11 @@ struct FlatMapTests {
     @Test("concat runs 100,000 synchronous inners from a synchronous outer stream in order")
     func concatManySynchronousInners() {
         let count = 100_000
-        let recorder = Recorder<Int, TestError>()
-        SignalProducer<Int, TestError>(values: 0..<count)
+        let recorder = Recorder<Int, FlattenTestError>()
+        SignalProducer<Int, FlattenTestError>(values: 0..<count)
             .flatMap(.concat) { SignalProducer(value: $0) }
             .start(recorder.observer)
-        let expected: [Event<Int, TestError>] = (0..<count).map { .value($0) } + [.completed]
+        let expected: [Event<Int, FlattenTestError>] = (0..<count).map { .value($0) } + [.completed]
         #expect(recorder.events == expected)
     }
 
@@ -578,7 +578,7 @@ struct FlatMapTests {
     func concatQueuedSynchronousChain() {
         let count = 100_000
         let harness = Harness()
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, FlattenTestError>()
         harness.outer.flatMap(.concat) { key in key == 0 ? harness.inner(0) : SignalProducer(value: key) }
             .start(recorder.observer)
         for key in 0..<count {
@@ -589,7 +589,7 @@ struct FlatMapTests {
         // Each queued inner completes during its own start, which must start the next without recursion.
         harness.innerObserver(0).sendCompleted()
 
-        let expected: [Event<Int, TestError>] = (0..<count).map { .value($0) } + [.completed]
+        let expected: [Event<Int, FlattenTestError>] = (0..<count).map { .value($0) } + [.completed]
         #expect(recorder.events == expected)
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import Signals
 import Testing
 
-private enum TestError: Error, Equatable {
+private enum ProducerTestError: Error, Equatable {
     case boom
     case other
 }
@@ -81,8 +81,8 @@ private final class InputBox<Value: Sendable, Error: Swift.Error>: @unchecked Se
 }
 
 /// Errors of `any Error` streams, made comparable.
-private func comparable<Value>(_ events: [Event<Value, any Error>]) -> [Event<Value, TestError>] {
-    events.map { $0.mapError { $0 as? TestError ?? .other } }
+private func comparable<Value>(_ events: [Event<Value, any Error>]) -> [Event<Value, ProducerTestError>] {
+    events.map { $0.mapError { $0 as? ProducerTestError ?? .other } }
 }
 
 @Suite("SignalProducer")
@@ -92,12 +92,12 @@ struct SignalProducerTests {
     @Test("each start runs the start handler anew, with its own observer")
     func eachStartRunsAnew() {
         let starts = Counter()
-        let producer = SignalProducer<Int, TestError> { observer, _ in
+        let producer = SignalProducer<Int, ProducerTestError> { observer, _ in
             observer.send(value: starts.increment())
             observer.sendCompleted()
         }
-        let first = Recorder<Int, TestError>()
-        let second = Recorder<Int, TestError>()
+        let first = Recorder<Int, ProducerTestError>()
+        let second = Recorder<Int, ProducerTestError>()
         producer.start(first.observer)
         producer.start(second.observer)
 
@@ -109,12 +109,12 @@ struct SignalProducerTests {
     @Test("disposing a started producer interrupts it once and ends its lifetime once; disposing again is harmless")
     func disposalInterrupts() {
         let ended = Counter()
-        let box = InputBox<Int, TestError>()
-        let producer = SignalProducer<Int, TestError> { observer, lifetime in
+        let box = InputBox<Int, ProducerTestError>()
+        let producer = SignalProducer<Int, ProducerTestError> { observer, lifetime in
             box.input = observer
             lifetime.observeEnded { ended.increment() }
         }
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, ProducerTestError>()
         let disposable = producer.start(recorder.observer)
         box.input.send(value: 1)
         disposable.dispose()
@@ -131,8 +131,8 @@ struct SignalProducerTests {
     func concurrentDisposal() {
         for _ in 0..<200 {
             let ended = Counter()
-            let recorder = Recorder<Int, TestError>()
-            let disposable = SignalProducer<Int, TestError> { _, lifetime in
+            let recorder = Recorder<Int, ProducerTestError>()
+            let disposable = SignalProducer<Int, ProducerTestError> { _, lifetime in
                 lifetime.observeEnded { ended.increment() }
             }.start(recorder.observer)
             DispatchQueue.concurrentPerform(iterations: 4) { _ in disposable.dispose() }
@@ -145,14 +145,14 @@ struct SignalProducerTests {
     @Test("completion ends the lifetime; later events and a later disposal are ignored")
     func completionEndsLifetime() {
         let ended = Counter()
-        let box = InputBox<Int, TestError>()
+        let box = InputBox<Int, ProducerTestError>()
         let lifetimeBox = LifetimeBox()
-        let producer = SignalProducer<Int, TestError> { observer, lifetime in
+        let producer = SignalProducer<Int, ProducerTestError> { observer, lifetime in
             box.input = observer
             lifetimeBox.lifetime = lifetime
             lifetime.observeEnded { ended.increment() }
         }
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, ProducerTestError>()
         let disposable = producer.start(recorder.observer)
         box.input.send(value: 1)
         #expect(lifetimeBox.lifetime?.hasEnded == false)
@@ -169,14 +169,14 @@ struct SignalProducerTests {
     @Test("failure ends the lifetime; later events are ignored")
     func failureEndsLifetime() {
         let ended = Counter()
-        let producer = SignalProducer<Int, TestError> { observer, lifetime in
+        let producer = SignalProducer<Int, ProducerTestError> { observer, lifetime in
             lifetime.observeEnded { ended.increment() }
             observer.send(value: 1)
             observer.send(error: .boom)
             observer.send(value: 2)
             observer.sendCompleted()
         }
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, ProducerTestError>()
         producer.start(recorder.observer)
 
         #expect(recorder.events == [.value(1), .failed(.boom)])
@@ -187,31 +187,31 @@ struct SignalProducerTests {
 
     @Test("init(value:) sends the value and completes")
     func initValue() {
-        let recorder = Recorder<Int, TestError>()
-        SignalProducer<Int, TestError>(value: 7).start(recorder.observer)
+        let recorder = Recorder<Int, ProducerTestError>()
+        SignalProducer<Int, ProducerTestError>(value: 7).start(recorder.observer)
         #expect(recorder.events == [.value(7), .completed])
     }
 
     @Test("init(values:) sends each value in order and completes")
     func initValues() {
-        let fromSequence = Recorder<Int, TestError>()
-        SignalProducer<Int, TestError>(values: [1, 2, 3]).start(fromSequence.observer)
+        let fromSequence = Recorder<Int, ProducerTestError>()
+        SignalProducer<Int, ProducerTestError>(values: [1, 2, 3]).start(fromSequence.observer)
         #expect(fromSequence.events == [.value(1), .value(2), .value(3), .completed])
 
-        let variadic = Recorder<Int, TestError>()
-        SignalProducer<Int, TestError>(values: 4, 5).start(variadic.observer)
+        let variadic = Recorder<Int, ProducerTestError>()
+        SignalProducer<Int, ProducerTestError>(values: 4, 5).start(variadic.observer)
         #expect(variadic.events == [.value(4), .value(5), .completed])
 
-        let empty = Recorder<Int, TestError>()
-        SignalProducer<Int, TestError>(values: []).start(empty.observer)
+        let empty = Recorder<Int, ProducerTestError>()
+        SignalProducer<Int, ProducerTestError>(values: []).start(empty.observer)
         #expect(empty.events == [.completed])
     }
 
     @Test("init(values:) stops sending when its run is disposed by an observer")
     func initValuesStopsWhenDisposed() {
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, ProducerTestError>()
         let serial = SerialDisposable()
-        let producer = SignalProducer<Int, TestError>(values: 1...1_000_000)
+        let producer = SignalProducer<Int, ProducerTestError>(values: 1...1_000_000)
         // Starting through `startWithSignal` hands over the disposable before the first value.
         producer.startWithSignal { signal, interrupter in
             serial.inner = interrupter
@@ -225,22 +225,22 @@ struct SignalProducerTests {
 
     @Test("init(error:) fails at once")
     func initError() {
-        let recorder = Recorder<Int, TestError>()
-        SignalProducer<Int, TestError>(error: .boom).start(recorder.observer)
+        let recorder = Recorder<Int, ProducerTestError>()
+        SignalProducer<Int, ProducerTestError>(error: .boom).start(recorder.observer)
         #expect(recorder.events == [.failed(.boom)])
     }
 
     @Test("empty completes at once")
     func empty() {
-        let recorder = Recorder<Int, TestError>()
-        SignalProducer<Int, TestError>.empty.start(recorder.observer)
+        let recorder = Recorder<Int, ProducerTestError>()
+        SignalProducer<Int, ProducerTestError>.empty.start(recorder.observer)
         #expect(recorder.events == [.completed])
     }
 
     @Test("never sends nothing until its run is disposed, which interrupts it")
     func never() {
-        let recorder = Recorder<Int, TestError>()
-        let disposable = SignalProducer<Int, TestError>.never.start(recorder.observer)
+        let recorder = Recorder<Int, ProducerTestError>()
+        let disposable = SignalProducer<Int, ProducerTestError>.never.start(recorder.observer)
         #expect(recorder.events == [])
         disposable.dispose()
         #expect(recorder.events == [.interrupted])
@@ -248,10 +248,10 @@ struct SignalProducerTests {
 
     @Test("init(_ signal:) forwards the signal's events while started and detaches when its run is disposed")
     func initSignal() {
-        let (signal, input) = Signal<Int, TestError>.pipe()
+        let (signal, input) = Signal<Int, ProducerTestError>.pipe()
         let producer = SignalProducer(signal)
-        let disposed = Recorder<Int, TestError>()
-        let kept = Recorder<Int, TestError>()
+        let disposed = Recorder<Int, ProducerTestError>()
+        let kept = Recorder<Int, ProducerTestError>()
         let disposable = producer.start(disposed.observer)
         producer.start(kept.observer)
         input.send(value: 1)
@@ -267,9 +267,9 @@ struct SignalProducerTests {
 
     @Test("startWithSignal lets setup observe every event, even those sent synchronously by the start handler")
     func startWithSignalSeesEverything() {
-        let recorder = Recorder<Int, TestError>()
+        let recorder = Recorder<Int, ProducerTestError>()
         let order = Recorder<String, Never>()
-        let producer = SignalProducer<Int, TestError> { observer, _ in
+        let producer = SignalProducer<Int, ProducerTestError> { observer, _ in
             order.observer.send(value: "start handler")
             observer.send(value: 1)
             observer.send(value: 2)
@@ -289,8 +289,8 @@ struct SignalProducerTests {
     @Test("disposing the interrupter inside startWithSignal's setup interrupts the run before the start handler runs")
     func startWithSignalEarlyDisposal() {
         let starts = Counter()
-        let recorder = Recorder<Int, TestError>()
-        SignalProducer<Int, TestError> { _, _ in starts.increment() }
+        let recorder = Recorder<Int, ProducerTestError>()
+        SignalProducer<Int, ProducerTestError> { _, _ in starts.increment() }
             .startWithSignal { signal, interrupter in
                 signal.observe(recorder.observer)
                 interrupter.dispose()
@@ -302,19 +302,19 @@ struct SignalProducerTests {
     @Test("startWithValues, startWithCompleted, startWithFailed and startWithInterrupted see only their kind of event")
     func startWithKinds() {
         let values = Recorder<Int, Never>()
-        SignalProducer<Int, TestError>(values: [1, 2]).startWithValues { values.observer.send(value: $0) }
+        SignalProducer<Int, ProducerTestError>(values: [1, 2]).startWithValues { values.observer.send(value: $0) }
         #expect(values.events == [.value(1), .value(2)])
 
         let completions = Counter()
-        SignalProducer<Int, TestError>(values: [1, 2]).startWithCompleted { completions.increment() }
+        SignalProducer<Int, ProducerTestError>(values: [1, 2]).startWithCompleted { completions.increment() }
         #expect(completions.value == 1)
 
-        let failures = Recorder<TestError, Never>()
-        SignalProducer<Int, TestError>(error: .boom).startWithFailed { failures.observer.send(value: $0) }
+        let failures = Recorder<ProducerTestError, Never>()
+        SignalProducer<Int, ProducerTestError>(error: .boom).startWithFailed { failures.observer.send(value: $0) }
         #expect(failures.events == [.value(.boom)])
 
         let interruptions = Counter()
-        SignalProducer<Int, TestError>.never.startWithInterrupted { interruptions.increment() }.dispose()
+        SignalProducer<Int, ProducerTestError>.never.startWithInterrupted { interruptions.increment() }.dispose()
         #expect(interruptions.value == 1)
     }
 
@@ -347,7 +347,7 @@ struct SignalProducerTests {
         #expect(comparable(succeeding.events) == [.value(1), .completed])
 
         let failing = Recorder<Int, any Error>()
-        SignalProducer<Int, any Error>(operation: { () async throws -> Int in throw TestError.boom }).start(failing.observer)
+        SignalProducer<Int, any Error>(operation: { () async throws -> Int in throw ProducerTestError.boom }).start(failing.observer)
         #expect(await failing.waitForTermination(), "the run did not end")
         #expect(comparable(failing.events) == [.failed(.boom)])
     }
@@ -396,7 +396,7 @@ struct SignalProducerTests {
     func asyncSequenceFailure() async {
         let stream = AsyncThrowingStream<Int, any Error> { continuation in
             continuation.yield(1)
-            continuation.finish(throwing: TestError.boom)
+            continuation.finish(throwing: ProducerTestError.boom)
         }
         let recorder = Recorder<Int, any Error>()
         SignalProducer<Int, any Error>(stream).start(recorder.observer)
