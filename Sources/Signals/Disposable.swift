@@ -42,10 +42,12 @@ public final class AnyDisposable: Disposable {
         return disposable
     }
 
+    /// Whether `dispose()` has been called. Thread safe.
     public var isDisposed: Bool {
         state.withCriticalRegion { $0.isDisposed }
     }
 
+    /// Disposes, once; later calls do nothing. Thread safe; runs inner disposals with no lock held.
     public func dispose() {
         let action = state.withCriticalRegion { state -> (@Sendable () -> Void)? in
             guard !state.isDisposed else { return nil }
@@ -80,6 +82,7 @@ public final class CompositeDisposable: Disposable {
         }
     }
 
+    /// Whether `dispose()` has been called. Thread safe.
     public var isDisposed: Bool {
         state.withCriticalRegion { $0.isDisposed }
     }
@@ -116,6 +119,7 @@ public final class CompositeDisposable: Disposable {
         add(AnyDisposable(action))
     }
 
+    /// Disposes, once; later calls do nothing. Thread safe; runs inner disposals with no lock held.
     public func dispose() {
         let disposables = state.withCriticalRegion { state -> [(token: UInt64, disposable: Disposable)] in
             guard !state.isDisposed else { return [] }
@@ -158,6 +162,7 @@ public final class SerialDisposable: Disposable {
         state.withCriticalRegion { $0.inner = inner }
     }
 
+    /// Whether `dispose()` has been called. Thread safe.
     public var isDisposed: Bool {
         state.withCriticalRegion { $0.isDisposed }
     }
@@ -177,6 +182,7 @@ public final class SerialDisposable: Disposable {
         }
     }
 
+    /// Disposes, once; later calls do nothing. Thread safe; runs inner disposals with no lock held.
     public func dispose() {
         let inner = state.withCriticalRegion { state -> Disposable? in
             guard !state.isDisposed else { return nil }

@@ -31,6 +31,7 @@ public struct FlattenStrategy: Hashable, Sendable, CustomStringConvertible {
     /// have completed.
     public static let concat = FlattenStrategy(.concat)
 
+    /// The strategy's name: `merge`, `latest` or `concat`.
     public var description: String {
         switch kind {
         case .merge: return "merge"
