@@ -53,3 +53,5 @@ package struct FIFOQueue<Element> {
         while removeFirst() != nil {}
     }
 }
+
+extension FIFOQueue: Sendable where Element: Sendable {}

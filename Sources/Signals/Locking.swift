@@ -15,7 +15,7 @@ import WinSDK
 /// It is not recursive. Code holding it must never call out to user code (observers, mappings,
 /// effects, scheduler actions): compute what to do under the lock, release it, then act.
 @usableFromInline
-final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     // Safe: the pointer is allocated once, never reassigned, and only used through the platform lock API.
     #if canImport(os)
     @usableFromInline let primitive: UnsafeMutablePointer<os_unfair_lock>
@@ -26,7 +26,7 @@ final class Lock: @unchecked Sendable {
     #endif
 
     @usableFromInline
-    init() {
+    package init() {
         primitive = .allocate(capacity: 1)
         #if canImport(os)
         primitive.initialize(to: os_unfair_lock())
@@ -48,7 +48,7 @@ final class Lock: @unchecked Sendable {
     }
 
     @inlinable @inline(__always)
-    func lock() {
+    package func lock() {
         #if canImport(os)
         os_unfair_lock_lock(primitive)
         #elseif canImport(WinSDK)
@@ -59,7 +59,7 @@ final class Lock: @unchecked Sendable {
     }
 
     @inlinable @inline(__always)
-    func unlock() {
+    package func unlock() {
         #if canImport(os)
         os_unfair_lock_unlock(primitive)
         #elseif canImport(WinSDK)
@@ -71,7 +71,7 @@ final class Lock: @unchecked Sendable {
 
     /// Runs `body` with the lock held. `body` must be package code that calls no user closure.
     @inlinable @inline(__always)
-    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         lock()
         defer { unlock() }
         return try body()
@@ -80,18 +80,18 @@ final class Lock: @unchecked Sendable {
 
 /// A value that can only be touched while its lock is held (the `NIOLockedValueBox` pattern).
 @usableFromInline
-final class Locked<State> {
+package final class Locked<State> {
     @usableFromInline let lock = Lock()
     @usableFromInline var state: State
 
     @usableFromInline
-    init(_ state: State) {
+    package init(_ state: State) {
         self.state = state
     }
 
     /// Runs `body` on the state with the lock held. `body` must be package code that calls no user closure.
     @inlinable @inline(__always)
-    func withCriticalRegion<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withCriticalRegion<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state)

@@ -11,6 +11,8 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     public typealias StartHandler = @Sendable (Observer<Value, Error>, Lifetime) -> Void
 
     @usableFromInline let startHandler: StartHandler
+    /// True only for `SignalProducer.empty`, so that package code can skip starting it.
+    @usableFromInline let isKnownEmpty: Bool
 
     /// A producer that runs `startHandler` on each start.
     ///
@@ -19,7 +21,18 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     @inlinable
     public init(_ startHandler: @escaping StartHandler) {
         self.startHandler = startHandler
+        self.isKnownEmpty = false
     }
+
+    @usableFromInline
+    init(empty: Void) {
+        self.startHandler = { observer, _ in observer.sendCompleted() }
+        self.isKnownEmpty = true
+    }
+
+    /// Whether this is `SignalProducer.empty`, which completes at once without a value, so that starting
+    /// it can be skipped. A producer built otherwise reports `false` even if it behaves the same.
+    package var isEmpty: Bool { isKnownEmpty }
 
     /// A producer that forwards the events `signal` sends while it is started. Disposing the run
     /// detaches it from `signal`.
@@ -61,7 +74,7 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
 
     /// A producer that completes at once without sending a value.
     public static var empty: SignalProducer {
-        SignalProducer { observer, _ in observer.sendCompleted() }
+        SignalProducer(empty: ())
     }
 
     /// A producer that never sends anything and never ends by itself; only disposal ends a run.
@@ -134,6 +147,13 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     @discardableResult
     public func startWithInterrupted(_ action: @escaping @Sendable () -> Void) -> Disposable {
         start(Observer(interrupted: action))
+    }
+
+    /// Runs the start handler directly with `observer` and `lifetime`, without the `Signal` that
+    /// `start` creates: for package code that serializes and guards events itself (the automaton's
+    /// engine). The caller owns `lifetime` and must end it when the run terminates.
+    package func run(_ observer: Observer<Value, Error>, lifetime: Lifetime) {
+        startHandler(observer, lifetime)
     }
 
     /// A producer whose runs start this producer and pass its signal through `transform`.

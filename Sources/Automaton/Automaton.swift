@@ -1,0 +1,120 @@
+@_exported import Signals
+
+/// A Mealy machine: a mapping table decides each transition, and effects feed new inputs back.
+///
+/// For each input, in this order:
+/// 1. The mapping is called exactly once with the current state.
+/// 2. No match: `replies` sends `.failure(input, fromState)`; the state is unchanged, `state` emits
+///    nothing, and no effect is started or cancelled.
+/// 3. Match: (under `.latest`, the effects this input replaces are disposed first;) the state becomes
+///    `toState` (visible through `state.value`, and `state` emits, even when `toState == fromState`),
+///    then `replies` sends `.success(input, fromState, toState)`, then the effect is started, exactly once.
+///
+/// Inputs are processed one at a time, in FIFO order, whichever thread or effect sent them. An input
+/// sent while another is being processed (by an effect as it starts, by a `replies` or `state`
+/// observer, or by another thread) is queued and processed by the thread already processing, after the
+/// current input. `send` never blocks on user code and processing never recurses, so a synchronous
+/// feedback chain of any length runs in constant stack. Every observer sees every reply in the same order.
+///
+/// Effects run under a strategy. Under `.merge` every effect runs until it ends. Under `.latest` a
+/// successful input replaces the effect previously started at its level: an outside input disposes
+/// the effect of the previous successful outside input and everything that effect started; an input
+/// emitted by effect E disposes only what E's previous inputs started, never E itself. Inputs still
+/// queued from a disposed effect are dropped, as are inputs an effect sends after it ended.
+///
+/// Termination: when the `input` signal completes, outside inputs stop, effects go on and their inputs
+/// are processed, and `replies` completes once the last effect has ended. When it is interrupted,
+/// running effects are disposed and `replies` is interrupted. When the automaton is released, `replies`
+/// completes, then every running effect is disposed, then `state` completes. Nothing in the package
+/// keeps an automaton alive: effects and the input signal hold only its internal engine.
+public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
+    /// A transition table without effects: the new state, or `nil` if the input does not apply.
+    public typealias Mapping = @Sendable (State, Input) -> State?
+
+    /// A transition table with effects: the new state and the effect to start, or `nil` if the input
+    /// does not apply. Use `.empty` for no effect.
+    public typealias EffectMapping = @Sendable (State, Input) -> (State, SignalProducer<Input, Never>)?
+
+    /// The current state. `state.value` is updated before `replies` announces the transition; its
+    /// `signal` emits on every successful transition and completes when the automaton is released.
+    public let state: Property<State>
+
+    /// One reply per processed input, `.success` or `.failure`, in processing order. Completes when the
+    /// input signal has completed and every effect has ended, or when the automaton is released;
+    /// interrupted when the input signal is interrupted.
+    public let replies: Signal<Reply<State, Input>, Never>
+
+    private let engine: AutomatonEngine<State, Input>
+    private let inputObservation: Disposable?
+
+    /// An automaton without effects, fed by `input` and by `send(_:)`.
+    public convenience init(state: State, input: Signal<Input, Never>, mapping: @escaping Mapping) {
+        self.init(state: state, input: input, transition: { mapping($0, $1).map { ($0, nil) } }, strategy: .merge)
+    }
+
+    /// An automaton whose transitions may start effects, fed by `input` and by `send(_:)`.
+    ///
+    /// - Parameter strategy: `.merge` (every effect runs until it ends) or `.latest` (a successful
+    ///   input replaces the effect previously started at its level). Other strategies are a
+    ///   programming error.
+    public convenience init(
+        state: State,
+        input: Signal<Input, Never>,
+        mapping: @escaping EffectMapping,
+        strategy: FlattenStrategy = .merge
+    ) {
+        self.init(state: state, input: input, transition: Self.transition(from: mapping), strategy: strategy)
+    }
+
+    /// An automaton without effects, fed only by `send(_:)`.
+    public convenience init(state: State, mapping: @escaping Mapping) {
+        self.init(state: state, input: nil, transition: { mapping($0, $1).map { ($0, nil) } }, strategy: .merge)
+    }
+
+    /// An automaton whose transitions may start effects, fed only by `send(_:)`. See
+    /// `init(state:input:mapping:strategy:)`.
+    public convenience init(state: State, mapping: @escaping EffectMapping, strategy: FlattenStrategy = .merge) {
+        self.init(state: state, input: nil, transition: Self.transition(from: mapping), strategy: strategy)
+    }
+
+    private init(
+        state: State,
+        input: Signal<Input, Never>?,
+        transition: @escaping AutomatonEngine<State, Input>.Transition,
+        strategy: FlattenStrategy
+    ) {
+        let engine = AutomatonEngine(state: state, mapping: transition, strategy: strategy)
+        self.engine = engine
+        self.state = Property(storage: engine.stateStorage)
+        self.replies = engine.replies
+        self.inputObservation = input?.observe { event in
+            switch event {
+            case let .value(value): engine.send(value, from: nil)
+            case .completed: engine.inputCompleted()
+            case .interrupted: engine.inputInterrupted()
+            }
+        }
+    }
+
+    private static func transition(from mapping: @escaping EffectMapping) -> AutomatonEngine<State, Input>.Transition {
+        { state, input in
+            guard let (toState, effect) = mapping(state, input) else { return nil }
+            return (toState, effect.isEmpty ? nil : effect)
+        }
+    }
+
+    deinit {
+        inputObservation?.dispose()
+        engine.release()
+    }
+
+    /// Sends an outside input, exactly as if it came through `input`.
+    ///
+    /// Thread safe. If no input is being processed, this one is processed on the calling thread before
+    /// `send` returns, together with any input queued meanwhile; otherwise it is queued and processed
+    /// by the thread already processing, and `send` returns at once. Ignored after the input signal
+    /// completed or was interrupted.
+    public func send(_ input: Input) {
+        engine.send(input, from: nil)
+    }
+}
