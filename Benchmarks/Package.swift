@@ -7,17 +7,24 @@ import PackageDescription
 // Automaton`), so this package also builds on a checkout from before the engine. AUTOMATON_ENGINE=1 or
 // =0 in the environment forces the choice. (SwiftPM caches this manifest: after the engine lands, a
 // `swift package reset` or touching this file makes it look again.)
-let automatonEngine: Bool = {
-    if let forced = ProcessInfo.processInfo.environment["AUTOMATON_ENGINE"] { return forced == "1" }
+// Likewise the DSL variants of W2 and W3 need the mapping DSL (a source file there declaring `reduce`);
+// AUTOMATON_DSL=1 or =0 forces that choice.
+func rootAutomatonSources(contain needles: [String], unlessForcedBy variable: String) -> Bool {
+    if let forced = ProcessInfo.processInfo.environment[variable] { return forced == "1" }
     let directory = Context.packageDirectory + "/../Sources/Automaton"
     let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
     return files.contains { file in
         guard file.hasSuffix(".swift"),
               let text = try? String(contentsOfFile: directory + "/" + file, encoding: .utf8)
         else { return false }
-        return text.contains("public final class Automaton<") || text.contains("public final class Automaton ")
+        return needles.contains { text.contains($0) }
     }
-}()
+}
+
+let automatonEngine = rootAutomatonSources(
+    contain: ["public final class Automaton<", "public final class Automaton "], unlessForcedBy: "AUTOMATON_ENGINE")
+let automatonDSL = automatonEngine && rootAutomatonSources(
+    contain: ["public func reduce"], unlessForcedBy: "AUTOMATON_DSL")
 
 // The benchmark package: a separate package so that only it depends on other packages (OpenCombine as
 // the peer). It depends on the root package by path; the hot loops live in `SignalsBenchmarks`, so the
@@ -41,7 +48,8 @@ let package = Package(
                 .product(name: "Automaton", package: "Automaton"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ],
-            swiftSettings: automatonEngine ? [.define("AUTOMATON_ENGINE")] : []
+            swiftSettings: (automatonEngine ? [.define("AUTOMATON_ENGINE")] : [])
+                + (automatonDSL ? [.define("AUTOMATON_DSL")] : [])
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -4,15 +4,7 @@
 import Automaton
 import Signals
 
-/// The login table in the DSL (BRIEF §5), without effects.
-let loginMappings: [Automaton<LoginState, LoginInput>.Mapping] = [
-    LoginInput.login | LoginState.loggedOut => LoginState.loggingIn,
-    LoginInput.loginOK | LoginState.loggingIn => LoginState.loggedIn,
-    LoginInput.logout | LoginState.loggedIn => LoginState.loggingOut,
-    LoginInput.logoutOK | LoginState.loggingOut => LoginState.loggedOut,
-]
-
-/// The same table as one closure with a `switch`, to separate the DSL's cost from the engine's.
+/// The login table as one closure with a `switch` (the DSL's table is in `DSLWorkloads.swift`).
 @Sendable
 func loginSwitchMapping(_ state: LoginState, _ input: LoginInput) -> LoginState? {
     switch (state, input) {
@@ -50,20 +42,26 @@ func automatonW2(name: String, count: Int, mapping: @escaping Automaton<LoginSta
     }
 }
 
-func automatonW3(count: Int) -> Workload {
-    Workload(name: "W3 Automaton", events: count) {
+/// W3's table: `login` and `logout` each carry an effect that emits `loginOK` / `logoutOK` at once.
+func w3Mapping() -> Automaton<LoginState, LoginInput>.EffectMapping {
+    let loginOK = SignalProducer<LoginInput, Never>(value: .loginOK)
+    let logoutOK = SignalProducer<LoginInput, Never>(value: .logoutOK)
+    return { state, input in
+        switch (state, input) {
+        case (.loggedOut, .login): return (.loggingIn, loginOK)
+        case (.loggingIn, .loginOK): return (.loggedIn, .empty)
+        case (.loggedIn, .logout): return (.loggingOut, logoutOK)
+        case (.loggingOut, .logoutOK): return (.loggedOut, .empty)
+        default: return nil
+        }
+    }
+}
+
+func automatonW3(name: String = "W3 Automaton", count: Int,
+                 mapping: @escaping Automaton<LoginState, LoginInput>.EffectMapping = w3Mapping()) -> Workload {
+    Workload(name: name, events: count) {
         let counts = ReplyCounts()
-        let loginOK = SignalProducer<LoginInput, Never>(value: .loginOK)
-        let logoutOK = SignalProducer<LoginInput, Never>(value: .logoutOK)
-        let automaton = Automaton<LoginState, LoginInput>(
-            state: .loggedOut,
-            mapping: reduce([
-                LoginInput.login | LoginState.loggedOut => LoginState.loggingIn | loginOK,
-                LoginInput.loginOK | LoginState.loggingIn => LoginState.loggedIn | .empty,
-                LoginInput.logout | LoginState.loggedIn => LoginState.loggingOut | logoutOK,
-                LoginInput.logoutOK | LoginState.loggingOut => LoginState.loggedOut | .empty,
-            ]),
-            strategy: .merge)
+        let automaton = Automaton<LoginState, LoginInput>(state: .loggedOut, mapping: mapping, strategy: .merge)
         countReplies(of: automaton, into: counts)
         let count = opaque(count)
         return {
@@ -71,9 +69,21 @@ func automatonW3(count: Int) -> Workload {
             for index in 0..<count {
                 automaton.send(index & 1 == 0 ? .login : .logout)
             }
-            try check(counts.successes - successes, 2 * count, "W3 Automaton successes")
-            try check(counts.failures - failures, 0, "W3 Automaton failures")
-            try check(automaton.state.value, .loggedOut, "W3 Automaton final state")
+            try check(counts.successes - successes, 2 * count, "\(name) successes")
+            try check(counts.failures - failures, 0, "\(name) failures")
+            try check(automaton.state.value, .loggedOut, "\(name) final state")
+        }
+    }
+}
+
+/// An asynchronous effect that never ends by itself: it keeps its observer (as if it would emit later
+/// from elsewhere) until its run is disposed. It counts its starts and disposals in `counts`.
+func neverEndingEffect(_ counts: ReplyCounts) -> SignalProducer<LoginInput, Never> {
+    SignalProducer<LoginInput, Never> { observer, lifetime in
+        counts.started &+= 1
+        lifetime.observeEnded {
+            counts.disposed &+= 1
+            withExtendedLifetime(observer) {}
         }
     }
 }
@@ -81,23 +91,10 @@ func automatonW3(count: Int) -> Workload {
 func automatonW4(count: Int) -> Workload {
     Workload(name: "W4 Automaton", events: count) {
         let counts = ReplyCounts()
-        // An asynchronous effect that never ends by itself: it keeps its observer (as if it would emit
-        // later from elsewhere) until its run is disposed.
-        let running = SignalProducer<LoginInput, Never> { observer, lifetime in
-            counts.started &+= 1
-            lifetime.observeEnded {
-                counts.disposed &+= 1
-                withExtendedLifetime(observer) {}
-            }
-        }
+        let running = neverEndingEffect(counts)
         let automaton = Automaton<LoginState, LoginInput>(
             state: .loggedOut,
-            mapping: reduce([
-                LoginInput.login | LoginState.loggedOut => LoginState.loggingIn | running,
-                LoginInput.loginOK | LoginState.loggingIn => LoginState.loggedIn | running,
-                LoginInput.logout | LoginState.loggedIn => LoginState.loggingOut | running,
-                LoginInput.logoutOK | LoginState.loggingOut => LoginState.loggedOut | running,
-            ]),
+            mapping: { state, input in loginSwitchMapping(state, input).map { ($0, running) } },
             strategy: .latest)
         countReplies(of: automaton, into: counts)
         let count = opaque(count)
@@ -118,7 +115,7 @@ func automatonW4(count: Int) -> Workload {
 func automatonW5(count: Int) -> Workload {
     Workload(name: "W5 Automaton", events: count) {
         let counts = ReplyCounts()
-        let automaton = Automaton<LoginState, LoginInput>(state: .loggedOut, mapping: reduce(loginMappings))
+        let automaton = Automaton<LoginState, LoginInput>(state: .loggedOut, mapping: loginSwitchMapping)
         countReplies(of: automaton, into: counts)
         let count = opaque(count)
         let input = opaque(LoginInput.logout)
@@ -188,11 +185,18 @@ func automatonChainStack(steps: Int, stackSize: Int) throws -> StackReport {
     return StackReport(steps: steps, stackSize: stackSize, span: probe.span, samples: probe.samples)
 }
 
-/// Runs `steps` inputs of W2 (the DSL table) and reads the resident set size after the first tenth and
+/// The table the memory figure uses: the DSL's when the DSL exists, else the `switch`.
+#if AUTOMATON_DSL
+let memoryMapping: Automaton<LoginState, LoginInput>.Mapping = reduce(loginMappings)
+#else
+let memoryMapping: Automaton<LoginState, LoginInput>.Mapping = loginSwitchMapping
+#endif
+
+/// Runs `inputs` inputs of W2 and reads the resident set size after the first tenth and
 /// at the end.
 func automatonMemory(inputs: Int) throws -> MemoryReport {
     let counts = ReplyCounts()
-    let automaton = Automaton<LoginState, LoginInput>(state: .loggedOut, mapping: reduce(loginMappings))
+    let automaton = Automaton<LoginState, LoginInput>(state: .loggedOut, mapping: memoryMapping)
     countReplies(of: automaton, into: counts)
     let cycle = opaque(loginCycle)
     let start = ResidentMemory.read()

@@ -26,12 +26,42 @@ enum HandWrittenReply<State, Input> {
     case failure(Input, State)
 }
 
-/// Counts replies. Safe: each workload drives its machine from one thread.
+/// Counts replies and effects. Safe: each workload drives its machine from one thread. The counts
+/// live behind a pointer, not in stored `var`s, to avoid a dynamic exclusivity check per access (see
+/// `Total`).
 final class ReplyCounts: @unchecked Sendable {
-    var successes = 0
-    var failures = 0
-    var disposed = 0
-    var started = 0
+    private struct Counts {
+        var successes = 0
+        var failures = 0
+        var disposed = 0
+        var started = 0
+    }
+
+    private let storage: UnsafeMutablePointer<Counts>
+
+    init() {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: Counts())
+    }
+
+    deinit { storage.deallocate() }
+
+    var successes: Int {
+        @inline(__always) get { storage.pointee.successes }
+        @inline(__always) set { storage.pointee.successes = newValue }
+    }
+    var failures: Int {
+        @inline(__always) get { storage.pointee.failures }
+        @inline(__always) set { storage.pointee.failures = newValue }
+    }
+    var disposed: Int {
+        @inline(__always) get { storage.pointee.disposed }
+        @inline(__always) set { storage.pointee.disposed = newValue }
+    }
+    var started: Int {
+        @inline(__always) get { storage.pointee.started }
+        @inline(__always) set { storage.pointee.started = newValue }
+    }
 
     @inline(__always)
     func record<State, Input>(_ reply: HandWrittenReply<State, Input>) {
@@ -150,7 +180,8 @@ func makeReplyCounter<State, Input>(_ counts: ReplyCounts) -> (HandWrittenReply<
 /// go through a FIFO queue and are processed after the current one (no recursion).
 final class HandWrittenFeedbackMachine<State, Input>: @unchecked Sendable {
     // Safe: `state`, `queue` and `isProcessing` are only touched with `mutex` held.
-    typealias Effect = (_ emit: (Input) -> Void) -> Void
+    /// An effect receives the machine and sends its inputs into it (synchronously, for these workloads).
+    typealias Effect = (_ machine: HandWrittenFeedbackMachine<State, Input>) -> Void
     typealias Transition = (State, Input) -> (State, Effect?)?
 
     private let mutex = Mutex()
@@ -191,7 +222,7 @@ final class HandWrittenFeedbackMachine<State, Input>: @unchecked Sendable {
             mutex.unlock()
             if let (to, effect) = result {
                 reply(.success(next, from, to))
-                effect? { self.send($0) }
+                effect?(self)
             } else {
                 reply(.failure(next, from))
             }
@@ -208,9 +239,9 @@ func handWrittenW3Transition(_ state: LoginState, _ input: LoginInput)
     -> (LoginState, HandWrittenFeedbackMachine<LoginState, LoginInput>.Effect?)?
 {
     switch (state, input) {
-    case (.loggedOut, .login): return (.loggingIn, { emit in emit(.loginOK) })
+    case (.loggedOut, .login): return (.loggingIn, { machine in machine.send(.loginOK) })
     case (.loggingIn, .loginOK): return (.loggedIn, nil)
-    case (.loggedIn, .logout): return (.loggingOut, { emit in emit(.logoutOK) })
+    case (.loggedIn, .logout): return (.loggingOut, { machine in machine.send(.logoutOK) })
     case (.loggingOut, .logoutOK): return (.loggedOut, nil)
     default: return nil
     }

@@ -87,7 +87,7 @@ func handWrittenChain(steps: Int) -> Workload {
             state: 0,
             transition: { state, input in
                 guard state < limit.value else { return nil }
-                let effect: HandWrittenFeedbackMachine<Int, Int>.Effect = { emit in emit(input) }
+                let effect: HandWrittenFeedbackMachine<Int, Int>.Effect = { machine in machine.send(input) }
                 return (state + 1, effect)
             },
             reply: makeReplyCounter(counts))

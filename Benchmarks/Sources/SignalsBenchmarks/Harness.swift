@@ -11,11 +11,19 @@ struct Options {
     var quick = false
     /// Only workloads whose name contains one of these (case-insensitive) run; empty means all.
     var filters: [String] = []
-    var repetitions: Int { quick ? 3 : 5 }
-    /// Divides every full-size count in quick mode.
-    var scale: Int { quick ? 10 : 1 }
+    /// For profiling: only workloads whose full name contains this run; the others are skipped and
+    /// show "-" in the table.
+    var only: String?
+    /// Overrides the number of timed repetitions (for profiling).
+    var repetitionsOverride: Int?
+    /// Overrides the divisor of every full-size count (for profiling).
+    var scaleOverride: Int?
+    var repetitions: Int { repetitionsOverride ?? (quick ? 3 : 5) }
+    /// Divides every full-size count: 10 in quick mode.
+    var scale: Int { scaleOverride ?? (quick ? 10 : 1) }
 
-    func count(_ full: Int) -> Int { Swift.max(1, full / scale) }
+    /// A full-size count divided by `scale`, kept a multiple of 4 (the login cycle's length).
+    func count(_ full: Int) -> Int { Swift.max(4, full / scale / 4 * 4) }
 
     func selects(_ name: String) -> Bool {
         filters.isEmpty || filters.contains { name.lowercased().contains($0.lowercased()) }
@@ -56,6 +64,7 @@ struct Measurement {
     let allocationsPerEvent: Double?
 
     var median: Double {
+        guard !nanosecondsPerEvent.isEmpty else { return .nan }
         let sorted = nanosecondsPerEvent.sorted()
         let middle = sorted.count / 2
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
@@ -72,9 +81,15 @@ extension Duration {
 }
 
 /// Runs one warm-up and `options.repetitions` timed repetitions, each on a fresh instance, then counts
-/// allocations on one more instance once warm: its body runs once uncounted (so queue storage and
-/// caches have grown), then once more under the allocation counter.
-func measure(_ workload: Workload, options: Options, countAllocations: Bool = true) throws -> Measurement {
+/// allocations per event (see `allocationsPerEvent`) on `allocationWorkload` (by default the same
+/// workload; a smaller one where running the full one twice more would take too long), unless
+/// `countAllocations` is false.
+func measure(_ workload: Workload, options: Options, countAllocations: Bool = true,
+             allocationWorkload: Workload? = nil) throws -> Measurement {
+    if let only = options.only, !workload.name.lowercased().contains(only.lowercased()) {
+        return Measurement(name: workload.name, events: workload.events, nanosecondsPerEvent: [],
+                           allocationsPerEvent: nil)
+    }
     let clock = ContinuousClock()
     var samples: [Double] = []
     for repetition in 0...options.repetitions {
@@ -84,22 +99,27 @@ func measure(_ workload: Workload, options: Options, countAllocations: Bool = tr
             samples.append(elapsed.nanoseconds / Double(workload.events))
         }
     }
-    var allocations: Double?
-    if countAllocations && allocation_counter_is_available() != 0 {
-        let body = try workload.prepare()
-        try body()
-        allocation_counter_start()
-        let before = allocation_counter_allocations()
-        try body()
-        let after = allocation_counter_allocations()
-        allocation_counter_stop()
-        allocations = Double(after - before) / Double(workload.events)
-    }
+    let allocations = countAllocations ? try allocationsPerEvent(allocationWorkload ?? workload) : nil
     let measurement = Measurement(
         name: workload.name, events: workload.events, nanosecondsPerEvent: samples,
         allocationsPerEvent: allocations)
     report(measurement)
     return measurement
+}
+
+/// Heap allocations per event once warm: a fresh instance's body runs once uncounted (so queue storage
+/// and caches have grown), then once more under the allocation counter. nil where the counter is not
+/// available.
+func allocationsPerEvent(_ workload: Workload) throws -> Double? {
+    guard allocation_counter_is_available() != 0 else { return nil }
+    let body = try workload.prepare()
+    try body()
+    allocation_counter_start()
+    let before = allocation_counter_allocations()
+    try body()
+    let after = allocation_counter_allocations()
+    allocation_counter_stop()
+    return Double(after - before) / Double(workload.events)
 }
 
 /// Prints one line as soon as a workload is done, so a long run shows progress.
