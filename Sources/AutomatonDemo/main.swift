@@ -1,1 +1,26 @@
-print("demo")
+// Plays the seed scenarios in real time on a QueueScheduler, logging every reply, and checks that each
+// machine ends where it must. Exits 0 on success, 1 if a scenario went wrong or did not finish.
+
+import Automaton
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+let scenarios: [(name: String, run: @Sendable () -> Bool)] = [
+    ("RxAutomaton login / logout, with forceLogout racing a pending loginOK (.latest)", runLoginDemo),
+    ("Stated AppLauncher: uninitialized → initialized → upgrading → indexing → loggedIn → loggedOut", runAppLauncherDemo),
+]
+
+var failed = false
+for (name, run) in scenarios {
+    print("== \(name)")
+    let passed = run()
+    print(passed ? "   ok" : "   FAILED")
+    print()
+    failed = failed || !passed
+}
+print(failed ? "demo failed" : "demo finished: every machine reached its expected final state")
+exit(failed ? 1 : 0)

@@ -1,0 +1,60 @@
+import Automaton
+
+enum LoginState: String, Sendable, Equatable, CustomStringConvertible {
+    case loggedOut, loggingIn, loggedIn, loggingOut
+    var description: String { rawValue }
+}
+
+enum LoginInput: String, Sendable, Equatable, CustomStringConvertible {
+    case login, loginOK, logout, logoutOK, forceLogout
+    var description: String { rawValue }
+}
+
+/// The RxAutomaton login machine under `.latest`. A `forceLogout` sent while `loginOK` is still pending
+/// replaces the login effect, so the late `loginOK` never arrives.
+@Sendable
+func runLoginDemo() -> Bool {
+    let scheduler = QueueScheduler(label: "demo.login")
+    func after(_ milliseconds: Int, send input: LoginInput) -> SignalProducer<LoginInput, Never> {
+        SignalProducer(value: input).delay(.milliseconds(milliseconds), on: scheduler)
+    }
+    let loginOK = after(100, send: .loginOK)
+    let logoutOK = after(100, send: .logoutOK)
+    let forceLogoutOK = after(150, send: .logoutOK)
+    let canForceLogout: @Sendable (LoginState) -> Bool = { [.loggingIn, .loggedIn].contains($0) }
+
+    let mappings: [Automaton<LoginState, LoginInput>.EffectMapping] = [
+        /*  Input      |   fromState => toState         |  Effect        */
+        .login       | .loggedOut     => .loggingIn     | loginOK,
+        .loginOK     | .loggingIn     => .loggedIn      | .empty,
+        .logout      | .loggedIn      => .loggingOut    | logoutOK,
+        .logoutOK    | .loggingOut    => .loggedOut     | .empty,
+        .forceLogout | canForceLogout => .loggingOut    | forceLogoutOK,
+    ]
+    let automaton = Automaton(state: .loggedOut, mapping: reduce(mappings), strategy: .latest)
+
+    return play(
+        "login",
+        automaton: automaton,
+        scheduler: scheduler,
+        script: [
+            (.milliseconds(0), .login),         // loginOK at 100
+            (.milliseconds(200), .logout),      // logoutOK at 300
+            (.milliseconds(400), .login),       // loginOK would come at 500...
+            (.milliseconds(450), .forceLogout), // ...but forceLogout replaces it; logoutOK at 600
+            (.milliseconds(700), .loginOK),     // too late, and from outside: a failure
+        ],
+        expectedReplies: [
+            "success(login, loggedOut => loggingIn)",
+            "success(loginOK, loggingIn => loggedIn)",
+            "success(logout, loggedIn => loggingOut)",
+            "success(logoutOK, loggingOut => loggedOut)",
+            "success(login, loggedOut => loggingIn)",
+            "success(forceLogout, loggingIn => loggingOut)",
+            "success(logoutOK, loggingOut => loggedOut)",
+            "failure(loginOK, loggedOut)",
+        ],
+        expectedFinalState: .loggedOut,
+        timeout: .milliseconds(800)
+    )
+}

@@ -1,0 +1,90 @@
+// MARK: - The signal every operator returns
+
+extension Signal {
+    /// Creates the signal an operator returns, and attaches it to its upstream(s) through `attach`.
+    ///
+    /// `attach` receives the new signal's input and returns the disposable of the upstream
+    /// observation(s). That disposable is disposed as soon as the new signal terminates, whether the
+    /// upstream ended or the operator ended early (`take(first:)`, a failing `merge` input), so no
+    /// upstream keeps feeding a finished operator. If `attach` terminates the new signal at once (the
+    /// upstream had already ended), the disposable is disposed as soon as it is returned.
+    ///
+    /// The detaching observer is added first, so the upstream is detached before the new signal's own
+    /// observers hear of the terminal event.
+    static func relaying(_ attach: (_ output: Observer<Value, Error>) -> Disposable?) -> Signal {
+        let (signal, output) = Signal.pipe()
+        let upstreamObservation = SerialDisposable()
+        signal.observe(Observer { event in
+            if event.isTerminating { upstreamObservation.dispose() }
+        })
+        upstreamObservation.inner = attach(output)
+        return signal
+    }
+}
+
+extension Event {
+    /// This event if it is terminal, carried over to a stream of another value type; `nil` for a value.
+    func terminal<NewValue>(as _: NewValue.Type = NewValue.self) -> Event<NewValue, Error>? {
+        switch self {
+        case .value: return nil
+        case let .failed(error): return .failed(error)
+        case .completed: return .completed
+        case .interrupted: return .interrupted
+        }
+    }
+}
+
+// MARK: - map
+
+extension Signal {
+    /// A signal that sends `transform(value)` for each value of this signal, and forwards its terminal
+    /// event unchanged.
+    ///
+    /// `transform` runs on the thread that delivers this signal's event, serially, once per value, in
+    /// order, with no lock held. The result terminates when this signal does.
+    public func map<NewValue: Sendable>(
+        _ transform: @escaping @Sendable (Value) -> NewValue
+    ) -> Signal<NewValue, Error> {
+        Signal<NewValue, Error>.relaying { output in
+            observe(Observer { event in
+                output.send(event.map(transform))
+            })
+        }
+    }
+
+    /// A signal that fails with `transform(error)` when this signal fails, and forwards values,
+    /// completion and interruption unchanged.
+    ///
+    /// `transform` runs at most once, on the thread that delivers the failure, with no lock held.
+    public func mapError<NewError: Swift.Error>(
+        _ transform: @escaping @Sendable (Error) -> NewError
+    ) -> Signal<Value, NewError> {
+        Signal<Value, NewError>.relaying { output in
+            observe(Observer { event in
+                output.send(event.mapError(transform))
+            })
+        }
+    }
+}
+
+extension SignalProducer {
+    /// A producer whose runs send `transform(value)` for each value of a run of this producer, and
+    /// forward its terminal event unchanged. See `Signal.map(_:)`.
+    ///
+    /// Disposing a run of the new producer disposes the underlying run.
+    public func map<NewValue: Sendable>(
+        _ transform: @escaping @Sendable (Value) -> NewValue
+    ) -> SignalProducer<NewValue, Error> {
+        lift { $0.map(transform) }
+    }
+
+    /// A producer whose runs fail with `transform(error)` when a run of this producer fails, and forward
+    /// everything else unchanged. See `Signal.mapError(_:)`.
+    ///
+    /// Disposing a run of the new producer disposes the underlying run.
+    public func mapError<NewError: Swift.Error>(
+        _ transform: @escaping @Sendable (Error) -> NewError
+    ) -> SignalProducer<Value, NewError> {
+        lift { $0.mapError(transform) }
+    }
+}

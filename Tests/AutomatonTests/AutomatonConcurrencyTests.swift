@@ -1,0 +1,111 @@
+import Automaton
+import Dispatch
+import Foundation
+import Signals
+import Testing
+
+@Suite("Automaton under threads (BRIEF §5.4, §6)")
+struct AutomatonConcurrencyTests {
+    enum Count: Sendable, Equatable { case add(thread: Int, index: Int), echo }
+
+    @Test("4 threads sending 20,000 inputs each: none is lost and every replies observer sees one order")
+    func concurrentSendersKeepOneOrder() {
+        let threads = 4
+        let perThread = 20_000
+        let automaton = Automaton(state: 0, mapping: { (state: Int, _: Count) in state + 1 })
+        let observers = (0..<3).map { _ in Recording<Reply<Int, Count>>() }
+        for observer in observers {
+            automaton.replies.observeValues { observer.append($0) }
+        }
+        let states = automaton.state.signal.record()
+
+        runOnThreads(threads) { thread in
+            for index in 0..<perThread {
+                automaton.send(.add(thread: thread, index: index))
+            }
+        }
+
+        let total = threads * perThread
+        #expect(automaton.state.value == total)
+        let first = observers[0].values
+        #expect(first.count == total)
+        #expect(first.map(\.toState) == (1...total).map { $0 })
+        #expect(observers[1].values == first)
+        #expect(observers[2].values == first)
+        #expect(states.values == (1...total).map { .value($0) })
+        // Each thread's inputs keep their own order.
+        for thread in 0..<threads {
+            let indices = first.compactMap { reply -> Int? in
+                guard case let .add(sender, index) = reply.input, sender == thread else { return nil }
+                return index
+            }
+            #expect(indices == Array(0..<perThread))
+        }
+    }
+
+    @Test("effects emitting from background queues while outside inputs keep arriving never deadlock")
+    func backgroundEffectsWithOutsideInputs() {
+        let threads = 4
+        let perThread = 5_000
+        let effectsDone = DispatchGroup()
+        let queues = (0..<4).map { DispatchQueue(label: "effect-\($0)") }
+        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Count) in
+            switch input {
+            case let .add(thread, index):
+                let effect = SignalProducer<Count, Never> { observer, _ in
+                    effectsDone.enter()
+                    queues[(thread + index) % queues.count].async {
+                        observer.send(value: .echo)
+                        observer.sendCompleted()
+                        effectsDone.leave()
+                    }
+                }
+                return (state + 1, effect)
+            case .echo:
+                return (state + 1, .empty)
+            }
+        }, strategy: .merge)
+        let replies = Recording<Reply<Int, Count>>()
+        automaton.replies.observeValues { replies.append($0) }
+
+        runOnThreads(threads) { thread in
+            for index in 0..<perThread {
+                automaton.send(.add(thread: thread, index: index))
+            }
+        }
+        waitOrFail(effectsDone)
+
+        let total = threads * perThread * 2
+        #expect(automaton.state.value == total)
+        #expect(replies.values.map(\.toState) == (1...total).map { $0 })
+        #expect(replies.values.filter { $0.input == .echo }.count == threads * perThread)
+    }
+
+    @Test("releasing an automaton while effects emit from background threads is safe and frees it")
+    func releaseWhileEffectsEmit() {
+        for _ in 0..<200 {
+            let effectsDone = DispatchGroup()
+            let ended = Recording<Bool>()
+            var automaton: Automaton<Int, Count>? = Automaton(state: 0, mapping: { (state: Int, input: Count) in
+                guard case .add = input else { return (state + 1, .empty) }
+                let effect = SignalProducer<Count, Never> { observer, lifetime in
+                    lifetime.observeEnded { ended.append(true) }
+                    effectsDone.enter()
+                    DispatchQueue.global().async {
+                        for _ in 0..<10 { observer.send(value: .echo) }
+                        effectsDone.leave()
+                    }
+                }
+                return (state + 1, effect)
+            }, strategy: .latest)
+            weak let weakAutomaton = automaton
+            for index in 0..<5 { automaton?.send(.add(thread: 0, index: index)) }
+
+            automaton = nil
+
+            #expect(weakAutomaton == nil)
+            #expect(ended.count == 5)  // every effect's lifetime has ended
+            waitOrFail(effectsDone)
+        }
+    }
+}

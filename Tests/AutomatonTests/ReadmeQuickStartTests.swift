@@ -1,0 +1,64 @@
+import Automaton
+import Testing
+
+// The README's quick start, verbatim between the markers, so that it keeps compiling and working.
+// README-QUICK-START-BEGIN
+enum State: Sendable, Equatable {
+    case loggedOut, loggingIn, loggedIn, loggingOut
+}
+
+enum Input: Sendable, Equatable {
+    case login, loginOK, logout, logoutOK, forceLogout
+}
+
+/// Builds the login machine. `loginOK` and `logoutOK` are the effects that finish logging in and out.
+func makeLoginMachine(
+    loginOK: SignalProducer<Input, Never>,
+    logoutOK: SignalProducer<Input, Never>
+) -> Automaton<State, Input> {
+    let canForceLogout: @Sendable (State) -> Bool = { [.loggingIn, .loggedIn].contains($0) }
+
+    let mappings: [Automaton<State, Input>.EffectMapping] = [
+        /*  Input      |   fromState => toState         |  Effect  */
+        .login       | .loggedOut     => .loggingIn     | loginOK,
+        .loginOK     | .loggingIn     => .loggedIn      | .empty,
+        .logout      | .loggedIn      => .loggingOut    | logoutOK,
+        .logoutOK    | .loggingOut    => .loggedOut     | .empty,
+        .forceLogout | canForceLogout => .loggingOut    | logoutOK,
+    ]
+
+    return Automaton(state: .loggedOut, mapping: reduce(mappings), strategy: .latest)
+}
+// README-QUICK-START-END
+
+@Suite("README quick start")
+struct ReadmeQuickStartTests {
+    @Test("the quick start's machine logs in and out, and forceLogout cancels a pending login")
+    func quickStartWorks() {
+        let scheduler = TestScheduler()
+        // README-QUICK-START-USE-BEGIN
+        let loginOK = SignalProducer<Input, Never>(value: .loginOK).delay(.seconds(1), on: scheduler)
+        let logoutOK = SignalProducer<Input, Never>(value: .logoutOK).delay(.seconds(1), on: scheduler)
+        let automaton = makeLoginMachine(loginOK: loginOK, logoutOK: logoutOK)
+
+        automaton.replies.observeValues { reply in print(reply) }
+        automaton.send(.login)                       // success(login, loggedOut => loggingIn)
+        scheduler.advance(by: .seconds(1))           // success(loginOK, loggingIn => loggedIn)
+        automaton.send(.logout)                      // success(logout, loggedIn => loggingOut)
+        automaton.send(.login)                       // failure(login, loggingOut)
+        scheduler.advance(by: .seconds(1))           // success(logoutOK, loggingOut => loggedOut)
+        // README-QUICK-START-USE-END
+        #expect(automaton.state.value == .loggedOut)
+
+        let replies = Recording<Reply<State, Input>>()
+        automaton.replies.observeValues { replies.append($0) }
+        automaton.send(.login)
+        automaton.send(.forceLogout)                 // cancels the pending loginOK (.latest)
+        scheduler.run()
+        #expect(replies.values == [
+            .success(.login, .loggedOut, .loggingIn),
+            .success(.forceLogout, .loggingIn, .loggingOut),
+            .success(.logoutOK, .loggingOut, .loggedOut),
+        ])
+    }
+}

@@ -1,0 +1,356 @@
+import Dispatch
+import Foundation
+import Signals
+import Testing
+
+private enum TimeOperatorError: Swift.Error, Equatable {
+    case boom
+}
+
+/// An event and the virtual time at which an observer heard it.
+private struct Timed<Value: Equatable & Sendable>: Equatable, Sendable, CustomStringConvertible {
+    let time: Duration
+    let event: Event<Value, TimeOperatorError>
+
+    init(_ time: Duration, _ event: Event<Value, TimeOperatorError>) {
+        self.time = time
+        self.event = event
+    }
+
+    var description: String { "\(event)@\(time)" }
+}
+
+/// A thread-safe list of what happened, in order.
+private final class TimeOperatorLog<Entry: Sendable>: @unchecked Sendable {
+    // Safe: `entries` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var entries: [Entry] = []
+
+    func append(_ entry: Entry) {
+        lock.lock()
+        entries.append(entry)
+        lock.unlock()
+    }
+
+    var all: [Entry] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries
+    }
+}
+
+@Suite("Time operators: delay, timer, observe(on:), start(on:)")
+struct TimeOperatorTests {
+    // MARK: delay
+
+    @Test("delay sends each value and the completion interval later, in order")
+    func delayShiftsValuesAndCompletion() {
+        let scheduler = TestScheduler()
+        let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
+        let log = TimeOperatorLog<Timed<Int>>()
+        signal.delay(.seconds(2), on: scheduler).observe { log.append(Timed(scheduler.now, $0)) }
+
+        input.send(value: 1)
+        scheduler.advance(by: .seconds(1))
+        input.send(value: 2)
+        input.send(value: 3)
+        scheduler.advance(by: .milliseconds(500))
+        input.sendCompleted()
+        #expect(log.all == [])
+
+        scheduler.advance(by: .milliseconds(1000))
+        #expect(log.all == [Timed(.seconds(2), .value(1))])
+
+        scheduler.run()
+        #expect(log.all == [
+            Timed(.seconds(2), .value(1)),
+            Timed(.seconds(3), .value(2)),
+            Timed(.seconds(3), .value(3)),
+            Timed(.milliseconds(3500), .completed),
+        ])
+        #expect(scheduler.pendingActionCount == 0)
+    }
+
+    @Test("delay forwards a failure at once and drops the values still waiting")
+    func delayForwardsFailureAtOnce() {
+        let scheduler = TestScheduler()
+        let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
+        let log = TimeOperatorLog<Timed<Int>>()
+        signal.delay(.seconds(2), on: scheduler).observe { log.append(Timed(scheduler.now, $0)) }
+
+        input.send(value: 1)
+        scheduler.advance(by: .seconds(1))
+        input.send(value: 2)
+        input.send(error: .boom)
+
+        #expect(log.all == [Timed(.seconds(1), .failed(.boom))])
+        #expect(scheduler.pendingActionCount == 0)
+        scheduler.run()
+        #expect(log.all == [Timed(.seconds(1), .failed(.boom))])
+    }
+
+    @Test("a delayed producer sends its values later, and disposing it interrupts at once and cancels the rest")
+    func delayedProducer() {
+        let scheduler = TestScheduler()
+        let producer = SignalProducer<Int, TimeOperatorError>(values: 1, 2, 3).delay(.seconds(1), on: scheduler)
+
+        let completeRun = TimeOperatorLog<Timed<Int>>()
+        producer.start { completeRun.append(Timed(scheduler.now, $0)) }
+        scheduler.run()
+        #expect(completeRun.all == [
+            Timed(.seconds(1), .value(1)), Timed(.seconds(1), .value(2)), Timed(.seconds(1), .value(3)),
+            Timed(.seconds(1), .completed),
+        ])
+
+        let disposedRun = TimeOperatorLog<Timed<Int>>()
+        let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
+        let disposable = SignalProducer(signal).delay(.seconds(1), on: scheduler)
+            .start { disposedRun.append(Timed(scheduler.now, $0)) }
+        input.send(value: 10)
+        scheduler.advance(by: .seconds(1))
+        input.send(value: 11)
+        scheduler.advance(by: .milliseconds(500))
+        disposable.dispose()
+        #expect(scheduler.pendingActionCount == 0)
+        scheduler.advance(by: .seconds(5))
+        #expect(disposedRun.all == [Timed(.seconds(2), .value(10)), Timed(.milliseconds(2500), .interrupted)])
+    }
+
+    @Test("delay on a queue scheduler keeps the order of many values")
+    func delayOnQueueSchedulerKeepsOrder() {
+        let scheduler = QueueScheduler(label: "test.delay.order")
+        let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
+        let log = TimeOperatorLog<Event<Int, TimeOperatorError>>()
+        let done = DispatchSemaphore(value: 0)
+        signal.delay(.milliseconds(10), on: scheduler).observe { event in
+            log.append(event)
+            if event.isTerminating { done.signal() }
+        }
+
+        for value in 0..<200 { input.send(value: value) }
+        input.sendCompleted()
+
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(log.all == (0..<200).map { .value($0) } + [.completed])
+    }
+
+    // MARK: timer
+
+    @Test("timer sends the scheduler's time every interval until disposed, and never completes")
+    func timerTicks() {
+        let scheduler = TestScheduler()
+        scheduler.advance(to: .seconds(10))
+        let log = TimeOperatorLog<Timed<Duration>>()
+        let timer = SignalProducer.timer(interval: .seconds(1), on: scheduler)
+            .start { event in log.append(Timed(scheduler.now, event.mapError { never -> TimeOperatorError in })) }
+
+        scheduler.advance(by: .milliseconds(3500))
+        #expect(log.all == [
+            Timed(.seconds(11), .value(.seconds(11))),
+            Timed(.seconds(12), .value(.seconds(12))),
+            Timed(.seconds(13), .value(.seconds(13))),
+        ])
+
+        timer.dispose()
+        #expect(scheduler.pendingActionCount == 0)
+        scheduler.advance(by: .seconds(10))
+        #expect(log.all == [
+            Timed(.seconds(11), .value(.seconds(11))),
+            Timed(.seconds(12), .value(.seconds(12))),
+            Timed(.seconds(13), .value(.seconds(13))),
+            Timed(.milliseconds(13500), .interrupted),
+        ])
+    }
+
+    @Test("each start of a timer runs its own clock from its start")
+    func timerRunsAreIndependent() {
+        let scheduler = TestScheduler()
+        let timer = SignalProducer.timer(interval: .seconds(2), on: scheduler)
+        let first = TimeOperatorLog<Duration>()
+        let second = TimeOperatorLog<Duration>()
+        let firstRun = timer.startWithValues { first.append($0) }
+        scheduler.advance(by: .seconds(1))
+        let secondRun = timer.startWithValues { second.append($0) }
+
+        scheduler.advance(by: .seconds(5))
+        firstRun.dispose()
+        secondRun.dispose()
+
+        #expect(first.all == [.seconds(2), .seconds(4), .seconds(6)])
+        #expect(second.all == [.seconds(3), .seconds(5)])
+        #expect(scheduler.pendingActionCount == 0)
+    }
+
+    // MARK: observe(on:)
+
+    @Test("observe(on:) delivers every event through the scheduler, in order")
+    func observeOnKeepsOrder() {
+        let scheduler = TestScheduler()
+        let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
+        let log = TimeOperatorLog<Timed<Int>>()
+        signal.observe(on: scheduler).observe { log.append(Timed(scheduler.now, $0)) }
+
+        input.send(value: 1)
+        input.send(value: 2)
+        #expect(log.all == [])
+        scheduler.advance(by: .seconds(1))
+        input.send(value: 3)
+        input.send(error: .boom)
+        #expect(log.all == [Timed(.zero, .value(1)), Timed(.zero, .value(2))])
+
+        scheduler.advance()
+        #expect(log.all == [
+            Timed(.zero, .value(1)), Timed(.zero, .value(2)),
+            Timed(.seconds(1), .value(3)), Timed(.seconds(1), .failed(.boom)),
+        ])
+    }
+
+    @Test("observe(on:) with a queue scheduler delivers on the queue, in order, sends from many threads included")
+    func observeOnQueue() {
+        let scheduler = QueueScheduler(label: "test.observeOn")
+        let key = DispatchSpecificKey<Bool>()
+        scheduler.queue.setSpecific(key: key, value: true)
+        let (signal, input) = Signal<Int, Never>.pipe()
+        let values = TimeOperatorLog<Int>()
+        let onQueue = TimeOperatorLog<Bool>()
+        let done = DispatchSemaphore(value: 0)
+        signal.observe(on: scheduler).observe { event in
+            onQueue.append(DispatchQueue.getSpecific(key: key) == true)
+            if let value = event.value { values.append(value) }
+            if event.isTerminating { done.signal() }
+        }
+
+        let threads = 4
+        let perThread = 500
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<perThread { input.send(value: thread * perThread + index) }
+        }
+        input.sendCompleted()
+
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let received = values.all
+        #expect(received.count == threads * perThread)
+        for thread in 0..<threads {
+            let range = (thread * perThread)..<((thread + 1) * perThread)
+            #expect(received.filter { range.contains($0) } == Array(range))
+        }
+        #expect(onQueue.all == Array(repeating: true, count: threads * perThread + 1))
+    }
+
+    @Test("a producer's observe(on:) delivers through the scheduler; disposing interrupts at once")
+    func producerObserveOn() {
+        let scheduler = TestScheduler()
+        let log = TimeOperatorLog<Timed<Int>>()
+        SignalProducer<Int, TimeOperatorError>(values: 1, 2).observe(on: scheduler)
+            .start { log.append(Timed(scheduler.now, $0)) }
+        #expect(log.all == [])
+        scheduler.advance(by: .seconds(1))
+        #expect(log.all == [Timed(.zero, .value(1)), Timed(.zero, .value(2)), Timed(.zero, .completed)])
+
+        let disposedLog = TimeOperatorLog<Timed<Int>>()
+        let disposable = SignalProducer<Int, TimeOperatorError>(values: 3, 4).observe(on: scheduler)
+            .start { disposedLog.append(Timed(scheduler.now, $0)) }
+        disposable.dispose()
+        scheduler.run()
+        #expect(disposedLog.all == [Timed(.seconds(1), .interrupted)])
+    }
+
+    @Test("observe(on: ImmediateScheduler()) delivers synchronously on the sending thread")
+    func observeOnImmediate() {
+        let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
+        let log = TimeOperatorLog<Event<Int, TimeOperatorError>>()
+        signal.observe(on: ImmediateScheduler()).observe { log.append($0) }
+
+        input.send(value: 1)
+        #expect(log.all == [.value(1)])
+        input.sendCompleted()
+        #expect(log.all == [.value(1), .completed])
+        #expect(ImmediateScheduler().schedule {} == nil)
+    }
+
+    // MARK: start(on:)
+
+    @Test("start(on:) runs the start handler from the scheduler, not on start")
+    func startOnRunsHandlerOnScheduler() {
+        let scheduler = TestScheduler()
+        let starts = TimeOperatorLog<Duration>()
+        let log = TimeOperatorLog<Timed<Int>>()
+        let producer = SignalProducer<Int, TimeOperatorError> { observer, _ in
+            starts.append(scheduler.now)
+            observer.send(value: 1)
+            observer.sendCompleted()
+        }
+
+        scheduler.advance(to: .seconds(1))
+        producer.start(on: scheduler).start { log.append(Timed(scheduler.now, $0)) }
+        #expect(starts.all == [])
+        #expect(log.all == [])
+
+        scheduler.advance(by: .seconds(1))
+        #expect(starts.all == [.seconds(1)])
+        #expect(log.all == [Timed(.seconds(1), .value(1)), Timed(.seconds(1), .completed)])
+    }
+
+    @Test("disposing a start(on:) run before the scheduler runs it cancels the start and interrupts at once")
+    func startOnIsCancellable() {
+        let scheduler = TestScheduler()
+        let starts = TimeOperatorLog<Duration>()
+        let log = TimeOperatorLog<Timed<Int>>()
+        let producer = SignalProducer<Int, TimeOperatorError> { observer, _ in
+            starts.append(scheduler.now)
+            observer.send(value: 1)
+        }
+
+        let disposable = producer.start(on: scheduler).start { log.append(Timed(scheduler.now, $0)) }
+        #expect(scheduler.pendingActionCount == 1)
+        disposable.dispose()
+        #expect(scheduler.pendingActionCount == 0)
+        scheduler.run()
+
+        #expect(starts.all == [])
+        #expect(log.all == [Timed(.zero, .interrupted)])
+    }
+
+    @Test("disposing a started start(on:) run interrupts the inner run and ends its lifetime")
+    func startOnDisposalAfterStart() {
+        let scheduler = TestScheduler()
+        let ended = TimeOperatorLog<Duration>()
+        let log = TimeOperatorLog<Timed<Int>>()
+        let producer = SignalProducer<Int, TimeOperatorError> { observer, lifetime in
+            observer.send(value: 1)
+            lifetime.observeEnded { ended.append(scheduler.now) }
+        }
+
+        let disposable = producer.start(on: scheduler).start { log.append(Timed(scheduler.now, $0)) }
+        scheduler.advance(by: .seconds(1))
+        scheduler.advance(by: .seconds(1))
+        disposable.dispose()
+
+        #expect(log.all == [Timed(.zero, .value(1)), Timed(.seconds(2), .interrupted)])
+        #expect(ended.all == [.seconds(2)])
+    }
+
+    @Test("start(on:) with a queue scheduler runs the start handler on the queue")
+    func startOnQueue() {
+        let scheduler = QueueScheduler(label: "test.startOn")
+        let key = DispatchSpecificKey<Bool>()
+        scheduler.queue.setSpecific(key: key, value: true)
+        let handlerOnQueue = TimeOperatorLog<Bool>()
+        let log = TimeOperatorLog<Event<Int, TimeOperatorError>>()
+        let done = DispatchSemaphore(value: 0)
+        let producer = SignalProducer<Int, TimeOperatorError> { observer, _ in
+            handlerOnQueue.append(DispatchQueue.getSpecific(key: key) == true)
+            observer.send(value: 7)
+            observer.sendCompleted()
+        }
+
+        producer.start(on: scheduler).start { event in
+            log.append(event)
+            if event.isTerminating { done.signal() }
+        }
+
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(handlerOnQueue.all == [true])
+        #expect(log.all == [.value(7), .completed])
+    }
+}
