@@ -1,4 +1,7 @@
 import AllocationCounter
+#if AUTOMATON_ENGINE
+import Automaton
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -36,15 +39,16 @@ func runSuite(_ options: Options) throws {
     // Memory first, in a process that has not yet grown for other workloads.
     #if AUTOMATON_ENGINE
     if options.selects("memory") {
-        print("memory: W2, 10,000,000 inputs")
-        let memory = try automatonMemory(inputs: 10_000_000)
+        let inputs = options.count(10_000_000)
+        print("memory: W2, \(grouped(inputs)) inputs")
+        let memory = try automatonMemory(inputs: inputs)
         let line = "RSS \(memory.start.current) KiB at start, \(memory.early.current) KiB after "
             + "\(grouped(memory.earlyInputs)) inputs, \(memory.end.current) KiB after \(grouped(memory.inputs)) "
             + "(growth \(memory.growth) KiB over the last \(grouped(memory.inputs - memory.earlyInputs))); "
             + "peak (VmHWM) \(memory.end.peak) KiB"
         print("  " + line)
-        notes.append("memory, W2 over 10,000,000 inputs: \(line). Bar: flat (growth < 1 MiB): "
-            + (memory.isFlat ? "met" : "MISSED"))
+        notes.append("memory, W2 over \(grouped(inputs)) inputs: \(line). Bar: flat over 10,000,000 inputs "
+            + "(growth < 1 MiB): " + (memory.isFlat ? (inputs >= 10_000_000 ? "met" : "met at this size") : "MISSED"))
         if !memory.isFlat { barsMissed += 1 }
     }
     #endif
