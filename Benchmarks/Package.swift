@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import Foundation
+import PackageDescription
+
+// W2-W5, the chain and the memory figure need the Automaton engine (BRIEF §5). They are compiled when
+// the root package has it (a source file under ../Sources/Automaton declaring `public final class
+// Automaton`), so this package also builds on a checkout from before the engine. AUTOMATON_ENGINE=1 or
+// =0 in the environment forces the choice. (SwiftPM caches this manifest: after the engine lands, a
+// `swift package reset` or touching this file makes it look again.)
+// Likewise the DSL variants of W2 and W3 need the mapping DSL (a source file there declaring `reduce`);
+// AUTOMATON_DSL=1 or =0 forces that choice.
+func rootAutomatonSources(contain needles: [String], unlessForcedBy variable: String) -> Bool {
+    if let forced = ProcessInfo.processInfo.environment[variable] { return forced == "1" }
+    let directory = Context.packageDirectory + "/../Sources/Automaton"
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    return files.contains { file in
+        guard file.hasSuffix(".swift"),
+              let text = try? String(contentsOfFile: directory + "/" + file, encoding: .utf8)
+        else { return false }
+        return needles.contains { text.contains($0) }
+    }
+}
+
+let automatonEngine = rootAutomatonSources(
+    contain: ["public final class Automaton<", "public final class Automaton "], unlessForcedBy: "AUTOMATON_ENGINE")
+let automatonDSL = automatonEngine && rootAutomatonSources(
+    contain: ["public func reduce"], unlessForcedBy: "AUTOMATON_DSL")
+
+// The benchmark package: a separate package so that only it depends on other packages (OpenCombine as
+// the peer). It depends on the root package by path; the hot loops live in `SignalsBenchmarks`, so the
+// libraries' `@inlinable` entry points are specialized here, as in a user's module.
+let package = Package(
+    name: "SignalsBenchmarks",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    dependencies: [
+        .package(name: "Automaton", path: ".."),
+        .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),
+    ],
+    targets: [
+        // Counts heap allocations by defining malloc & co. in the executable (Linux/glibc only; elsewhere
+        // the counter reports "not available").
+        .target(name: "AllocationCounter"),
+        .executableTarget(
+            name: "SignalsBenchmarks",
+            dependencies: [
+                "AllocationCounter",
+                .product(name: "Signals", package: "Automaton"),
+                .product(name: "Automaton", package: "Automaton"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ],
+            swiftSettings: (automatonEngine ? [.define("AUTOMATON_ENGINE")] : [])
+                + (automatonDSL ? [.define("AUTOMATON_DSL")] : [])
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,22 @@
+#ifndef ALLOCATION_COUNTER_H
+#define ALLOCATION_COUNTER_H
+
+#include <stdint.h>
+
+/// Whether this platform's allocator is wrapped (glibc only). When 0, the counts stay at 0.
+int allocation_counter_is_available(void);
+
+/// Starts counting allocations (malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign) on
+/// every thread. Counting is off at start.
+void allocation_counter_start(void);
+
+/// Stops counting.
+void allocation_counter_stop(void);
+
+/// Allocations counted since the process started (only while counting was on).
+uint64_t allocation_counter_allocations(void);
+
+/// Frees counted since the process started (only while counting was on).
+uint64_t allocation_counter_frees(void);
+
+#endif

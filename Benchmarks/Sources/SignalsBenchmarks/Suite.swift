@@ -1,0 +1,214 @@
+import AllocationCounter
+#if AUTOMATON_ENGINE
+import Automaton
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One line of the final table: a measurement, what it is compared with, and its bar (BRIEF §6).
+struct Row {
+    let measurement: Measurement
+    var baseline: Measurement?
+    var peer: Measurement?
+    var bar: String = ""
+    /// nil when the row has no bar of its own.
+    var verdict: Bool?
+}
+
+/// Runs the workloads `options` selects, prints progress, then the table. Throws if a workload
+/// computed a wrong result; returns normally even if a bar is missed (the table says so).
+func runSuite(_ options: Options) throws {
+    print("SignalsBenchmarks: \(options.quick ? "quick" : "full") run, 1 warm-up + \(options.repetitions) repetitions per workload")
+    print("machine: \(machineDescription())")
+    print("allocation counting: \(allocationCountingAvailable ? "on (malloc & co. wrapped in-process)" : "not available on this platform")")
+    print("")
+
+    var rows: [Row] = []
+    var notes: [String] = []
+    var barsMissed = 0
+
+    func row(_ measurement: Measurement, baseline: Measurement? = nil, peer: Measurement? = nil,
+             bar: String = "", verdict: Bool? = nil) {
+        rows.append(Row(measurement: measurement, baseline: baseline, peer: peer, bar: bar, verdict: verdict))
+        if verdict == false { barsMissed += 1 }
+    }
+
+    // Memory first, in a process that has not yet grown for other workloads.
+    #if AUTOMATON_ENGINE
+    if options.selects("memory") {
+        let inputs = options.count(10_000_000)
+        print("memory: W2, \(grouped(inputs)) inputs")
+        let memory = try automatonMemory(inputs: inputs)
+        let line = "RSS \(memory.start.current) KiB at start, \(memory.early.current) KiB after "
+            + "\(grouped(memory.earlyInputs)) inputs, \(memory.end.current) KiB after \(grouped(memory.inputs)) "
+            + "(growth \(memory.growth) KiB over the last \(grouped(memory.inputs - memory.earlyInputs))); "
+            + "peak (VmHWM) \(memory.end.peak) KiB"
+        print("  " + line)
+        notes.append("memory, W2 over \(grouped(inputs)) inputs: \(line). Bar: flat over 10,000,000 inputs "
+            + "(growth < 1 MiB): " + (memory.isFlat ? (inputs >= 10_000_000 ? "met" : "met at this size") : "MISSED"))
+        if !memory.isFlat { barsMissed += 1 }
+    }
+    #endif
+
+    if options.selects("w1") {
+        let count = options.count(10_000_000)
+        print("W1: one observer, \(grouped(count)) sends")
+        let hand = try measure(handWrittenLockedWorkload(name: "W1 hand-written", observers: 1, count: count), options: options)
+        let bare = try measure(handWrittenBareWorkload(name: "W1 bare closure array", observers: 1, count: count), options: options)
+        let signal = try measure(signalWorkload(name: "W1 Signal", observers: 1, count: count), options: options)
+        let combine = try measure(openCombineWorkload(name: "W1 OpenCombine", observers: 1, count: count), options: options)
+        let met = signal.median <= 3 * hand.median && combine.median >= 5 * signal.median
+        row(signal, baseline: hand, peer: combine, bar: "≤ 3× hand-written; ≥ 5× faster than OpenCombine", verdict: met)
+        row(hand, baseline: hand)
+        row(bare, baseline: hand)
+        row(combine, baseline: hand)
+    }
+    if options.selects("w1x10") || options.selects("w1") {
+        let count = options.count(1_000_000)
+        print("W1x10: ten observers, \(grouped(count)) sends")
+        let hand = try measure(handWrittenLockedWorkload(name: "W1x10 hand-written", observers: 10, count: count), options: options)
+        let bare = try measure(handWrittenBareWorkload(name: "W1x10 bare closure array", observers: 10, count: count), options: options)
+        let signal = try measure(signalWorkload(name: "W1x10 Signal", observers: 10, count: count), options: options)
+        let combine = try measure(openCombineWorkload(name: "W1x10 OpenCombine", observers: 10, count: count), options: options)
+        row(signal, baseline: hand, peer: combine, bar: "(none; W1's bar, for reference)",
+            verdict: nil)
+        row(hand, baseline: hand)
+        row(bare, baseline: hand)
+        row(combine, baseline: hand)
+    }
+    if options.selects("w2") {
+        let count = options.count(1_000_000)
+        print("W2: login machine, no effects, \(grouped(count)) inputs")
+        let hand = try measure(handWrittenW2(count: count), options: options)
+        #if AUTOMATON_ENGINE
+        var automata = [try measure(automatonW2(name: "W2 Automaton", count: count, mapping: loginSwitchMapping), options: options)]
+        #if AUTOMATON_DSL
+        automata.append(try measure(automatonW2(name: "W2 Automaton, DSL table", count: count, mapping: reduce(loginMappings)), options: options))
+        #endif
+        for automaton in automata {
+            let met = automaton.median <= 100 && automaton.median <= 6 * hand.median
+                && (automaton.allocationsPerEvent ?? 0) == 0
+            row(automaton, baseline: hand, bar: "≤ 100 ns; ≤ 6× hand-written; 0 allocs/input once warm", verdict: met)
+        }
+        #endif
+        row(hand, baseline: hand)
+    }
+    if options.selects("w3") {
+        let count = options.count(1_000_000)
+        print("W3: synchronous feedback effects, \(grouped(count)) outside inputs (\(grouped(2 * count)) transitions)")
+        let hand = try measure(handWrittenW3(count: count), options: options)
+        #if AUTOMATON_ENGINE
+        var automata = [try measure(automatonW3(count: count), options: options)]
+        #if AUTOMATON_DSL
+        automata.append(try measure(automatonW3(name: "W3 Automaton, DSL table", count: count, mapping: w3DSLMapping()), options: options))
+        #endif
+        for automaton in automata {
+            row(automaton, baseline: hand, bar: "≤ 10× hand-written", verdict: automaton.median <= 10 * hand.median)
+        }
+        #endif
+        row(hand, baseline: hand)
+    }
+    if options.selects("w4") {
+        let count = options.count(200_000)
+        print("W4: .latest replacing a running asynchronous effect, \(grouped(count)) inputs")
+        let hand = try measure(handWrittenW4(count: count), options: options)
+        #if AUTOMATON_ENGINE
+        let automaton = try measure(automatonW4(count: count), options: options)
+        row(automaton, baseline: hand, bar: "≤ 1,000 ns", verdict: automaton.median <= 1_000)
+        #endif
+        row(hand, baseline: hand)
+    }
+    if options.selects("w5") {
+        let count = options.count(1_000_000)
+        print("W5: unmapped inputs (failure replies), \(grouped(count)) inputs")
+        let hand = try measure(handWrittenW5(count: count), options: options)
+        #if AUTOMATON_ENGINE
+        let automaton = try measure(automatonW5(count: count), options: options)
+        row(automaton, baseline: hand, bar: "(none)")
+        #endif
+        row(hand, baseline: hand)
+    }
+    if options.selects("chain") {
+        let steps = options.count(10_000_000)
+        print("chain: one outside input, a synchronous feedback chain of \(grouped(steps)) steps")
+        // Allocations are counted on a chain of at most 1,000,000 steps (the full one would run twice more).
+        let allocationSteps = Swift.min(steps, 1_000_000)
+        let hand = try measure(handWrittenChain(steps: steps), options: options,
+                               allocationWorkload: handWrittenChain(steps: allocationSteps))
+        #if AUTOMATON_ENGINE
+        let automaton = try measure(automatonChain(steps: steps), options: options,
+                                    allocationWorkload: automatonChain(steps: allocationSteps))
+        let stackSize = 512 * 1024
+        let stack = try automatonChainStack(steps: steps, stackSize: stackSize)
+        let line = "\(grouped(stack.steps)) steps on a thread with a \(stackSize / 1024) KiB stack: completed; "
+            + "the effects' stack addresses span \(stack.span) bytes over \(grouped(stack.samples)) steps"
+        print("  " + line)
+        // Constant: every step's effect ran within a few KiB of the first one.
+        let constant = stack.span < 64 * 1024
+        notes.append("chain stack: \(line). Bar: \(grouped(10_000_000)) steps in constant stack: "
+            + (constant && stack.steps >= 10_000_000 ? "met" : constant ? "met at this size (run the full suite for 10,000,000)" : "MISSED"))
+        if !constant { barsMissed += 1 }
+        row(automaton, baseline: hand, bar: "10,000,000 steps, constant stack (see below)", verdict: constant)
+        #endif
+        row(hand, baseline: hand)
+    }
+
+    printTable(rows)
+    for note in notes { print("- " + note) }
+    #if !AUTOMATON_ENGINE
+    print("- W2-W5, the chain and memory: not built (the Automaton engine is not in this checkout; see Benchmarks/README.md)")
+    #elseif !AUTOMATON_DSL
+    print("- the DSL variants of W2 and W3: not built (the mapping DSL is not in this checkout); the tables are `switch` closures")
+    #endif
+    print(barsMissed == 0 ? "\nall bars met" : "\n\(barsMissed) bar(s) missed")
+}
+
+var allocationCountingAvailable: Bool { allocation_counter_is_available() != 0 }
+
+func printTable(_ rows: [Row]) {
+    print("")
+    print("| workload | events | ns/event median | min | max | × hand-written | × OpenCombine | allocs/event | bar (§6) | met |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    for row in rows {
+        let m = row.measurement
+        let ratio = row.baseline.map { format(m.median / $0.median) + "×" } ?? ""
+        // For the peer: how many times faster this row is than OpenCombine.
+        let peer = row.peer.map { format($0.median / m.median) + "× faster" } ?? ""
+        let allocations = m.allocationsPerEvent.map(format) ?? "-"
+        let verdict = row.verdict.map { $0 ? "yes" : "**NO**" } ?? ""
+        print("| \(m.name) | \(grouped(m.events)) | \(format(m.median)) | \(format(m.min)) | \(format(m.max)) "
+            + "| \(ratio) | \(peer) | \(allocations) | \(row.bar) | \(verdict) |")
+    }
+    print("")
+}
+
+func machineDescription() -> String {
+    var cpu = "unknown CPU"
+    #if os(Linux)
+    if let file = fopen("/proc/cpuinfo", "r") {
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 512)
+        while fgets(&buffer, Int32(buffer.count), file) != nil {
+            let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if line.hasPrefix("model name") {
+                cpu = String(line.drop { $0 != ":" }.dropFirst()).trimmingSpaces()
+                break
+            }
+        }
+    }
+    #endif
+    let cores = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+    return "\(cores) cores, \(cpu)"
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        var text = Substring(self)
+        while let first = text.first, first.isWhitespace { text = text.dropFirst() }
+        while let last = text.last, last.isWhitespace { text = text.dropLast() }
+        return String(text)
+    }
+}
