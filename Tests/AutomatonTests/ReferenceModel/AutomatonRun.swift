@@ -1,0 +1,184 @@
+import Automaton
+import Signals
+
+/// Counts mapping calls and answers `false` once `limit` calls have been made (see
+/// `GeneratedCase.mappingFuse`).
+private final class MappingFuse: Sendable {
+    private let calls = Locked(0)
+    let limit: Int
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Counts one call; whether the table may answer it.
+    func holds() -> Bool {
+        calls.withCriticalRegion { calls in
+            calls += 1
+            return calls <= limit
+        }
+    }
+
+    var count: Int { calls.withCriticalRegion { $0 } }
+}
+
+/// Builds the real rows with the DSL, for a case.
+private struct RowBuilder {
+    let stateCount: Int
+    let scheduler: TestScheduler
+    /// The lifetimes of the `.scheduled` effects, in start order.
+    let scheduledLifetimes: Recording<Lifetime>
+
+    /// The row without its effect, as a `Mapping`: `input | from => to` or `input | { ... }`.
+    func mapping(_ row: Row) -> Automaton<Int, Int>.Mapping {
+        switch row.target {
+        case let .function(offset):
+            guard case let .value(input) = row.input else {
+                preconditionFailure("Internal inconsistency: the state-function form needs an input value, got \(row.input)")
+            }
+            let stateCount = self.stateCount
+            return input | { ($0 + offset) % stateCount }
+        case let .state(from, to):
+            let transition: Transition<Int>
+            switch from {
+            case let .value(state): transition = state => to
+            case let .predicate(predicate): transition = predicate.closure => to
+            case let .array(states): transition = states => to
+            case .any: transition = any => to
+            }
+            switch row.input {
+            case let .value(input): return input | transition
+            case let .predicate(predicate): return predicate.closure | transition
+            case .any: return any | transition
+            }
+        }
+    }
+
+    /// The row with its effect: `mapping | effect`.
+    func effectMapping(_ row: Row) -> Automaton<Int, Int>.EffectMapping {
+        let mapping = self.mapping(row)
+        let scheduler = self.scheduler
+        switch row.effect ?? .empty {
+        case .empty:
+            return mapping | .empty
+        case let .values(inputs):
+            return mapping | SignalProducer(values: inputs)
+        case let .closure(inputs):
+            return mapping | { send in
+                for input in inputs { send(input) }
+            }
+        case let .scheduled(emissions, completion):
+            let lifetimes = scheduledLifetimes
+            return mapping | SignalProducer { observer, lifetime in
+                lifetimes.append(lifetime)
+                for emission in emissions {
+                    if let delay = emission.delay {
+                        lifetime += scheduler.schedule(after: .seconds(delay)) { observer.send(value: emission.input) }
+                    } else {
+                        observer.send(value: emission.input)
+                    }
+                }
+                if let completion {
+                    lifetime += scheduler.schedule(after: .seconds(completion)) { observer.sendCompleted() }
+                } else {
+                    observer.sendCompleted()
+                }
+            }
+        case let .delayed(inputs, delay):
+            return mapping | SignalProducer(values: inputs).delay(.seconds(delay), on: scheduler)
+        case let .closureScheduled(emissions):
+            return mapping | { send in
+                for emission in emissions {
+                    if let delay = emission.delay {
+                        scheduler.schedule(after: .seconds(delay)) { send(emission.input) }
+                    } else {
+                        send(emission.input)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Builds the real automaton for `testCase`, drives it as the case says on one thread, completes its
+/// input signal, and reports what it showed. Nothing runs concurrently: every send is processed to the
+/// end before the next action.
+func runAutomaton(_ testCase: GeneratedCase) -> Outcome {
+    let scheduler = TestScheduler()
+    let builder = RowBuilder(stateCount: testCase.stateCount, scheduler: scheduler, scheduledLifetimes: Recording())
+    let fuse = MappingFuse(limit: GeneratedCase.mappingFuse)
+    let (input, inputObserver) = Signal<Int, Never>.pipe()
+
+    let automaton: Automaton<Int, Int>
+    if testCase.hasEffects {
+        let table = reduce(testCase.rows.map(builder.effectMapping))
+        automaton = Automaton(
+            state: testCase.initialState,
+            input: input,
+            mapping: { state, input in fuse.holds() ? table(state, input) : nil },
+            strategy: testCase.kind.strategy
+        )
+    } else {
+        let table = reduce(testCase.rows.map(builder.mapping))
+        automaton = Automaton(
+            state: testCase.initialState,
+            input: input,
+            mapping: { state, input in fuse.holds() ? table(state, input) : nil }
+        )
+    }
+    let replies = automaton.replies.record()
+    if !testCase.observerSends.isEmpty {
+        let replyCount = Locked(0)
+        let observerSends = testCase.observerSends
+        automaton.replies.observeValues { [weak automaton] _ in
+            let count = replyCount.withCriticalRegion { count in
+                count += 1
+                return count
+            }
+            for send in observerSends where send.afterReply == count {
+                if send.throughSignal {
+                    inputObserver.send(value: send.input)
+                } else {
+                    automaton?.send(send.input)
+                }
+            }
+        }
+    }
+    let states = Recording<Int>()
+    automaton.state.signal.observeValues { states.append($0) }
+
+    let send: @Sendable (OutsideInput) -> Void = { outside in
+        if outside.throughSignal {
+            inputObserver.send(value: outside.input)
+        } else {
+            automaton.send(outside.input)
+        }
+    }
+    if !testCase.kind.usesVirtualTime {
+        for outside in testCase.inputs { send(outside) }
+    } else {
+        switch testCase.delivery {
+        case .scheduledUpFront:
+            for outside in testCase.inputs {
+                scheduler.schedule(after: .seconds(outside.time)) { send(outside) }
+            }
+        case .advanceThenSend:
+            for outside in testCase.inputs {
+                scheduler.advance(to: .seconds(outside.time))
+                send(outside)
+            }
+        }
+        scheduler.run()
+    }
+    inputObserver.sendCompleted()
+
+    let outcome = Outcome(
+        replies: replies.values,
+        states: states.values,
+        finalState: automaton.state.value,
+        mappingCalls: fuse.count,
+        scheduledEffectsEnded: builder.scheduledLifetimes.values.map(\.hasEnded)
+    )
+    withExtendedLifetime(automaton) {}
+    return outcome
+}
