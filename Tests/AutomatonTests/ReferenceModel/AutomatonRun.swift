@@ -67,9 +67,9 @@ private struct RowBuilder {
             return mapping | { send in
                 for input in inputs { send(input) }
             }
-        case let .scheduled(emissions, completion):
+        case let .scheduled(emissions, completion, interrupts):
             let lifetimes = scheduledLifetimes
-            return mapping | SignalProducer { observer, lifetime in
+            let effect = SignalProducer<Int, Never> { observer, lifetime in
                 lifetimes.append(lifetime)
                 for emission in emissions {
                     if let delay = emission.delay {
@@ -78,12 +78,16 @@ private struct RowBuilder {
                         observer.send(value: emission.input)
                     }
                 }
+                let end: @Sendable () -> Void = {
+                    if interrupts { observer.sendInterrupted() } else { observer.sendCompleted() }
+                }
                 if let completion {
-                    lifetime += scheduler.schedule(after: .seconds(completion)) { observer.sendCompleted() }
+                    lifetime += scheduler.schedule(after: .seconds(completion), action: end)
                 } else {
-                    observer.sendCompleted()
+                    end()
                 }
             }
+            return mapping | effect
         case let .delayed(inputs, delay):
             return mapping | SignalProducer(values: inputs).delay(.seconds(delay), on: scheduler)
         case let .closureScheduled(emissions):
@@ -127,15 +131,19 @@ func runAutomaton(_ testCase: GeneratedCase) -> Outcome {
         )
     }
     let replies = automaton.replies.record()
-    if !testCase.observerSends.isEmpty {
-        let replyCount = Locked(0)
-        let observerSends = testCase.observerSends
-        automaton.replies.observeValues { [weak automaton] _ in
-            let count = replyCount.withCriticalRegion { count in
+    let states = Recording<Int>()
+    automaton.state.signal.observeValues { states.append($0) }
+    // Observers that send inputs, added after the recording ones.
+    for watchesState in [true, false] {
+        let observerSends = testCase.observerSends.filter { $0.watchesState == watchesState }
+        guard !observerSends.isEmpty else { continue }
+        let seen = Locked(0)
+        let observer: @Sendable () -> Void = { [weak automaton] in
+            let count = seen.withCriticalRegion { count in
                 count += 1
                 return count
             }
-            for send in observerSends where send.afterReply == count {
+            for send in observerSends where send.after == count {
                 if send.throughSignal {
                     inputObserver.send(value: send.input)
                 } else {
@@ -143,9 +151,12 @@ func runAutomaton(_ testCase: GeneratedCase) -> Outcome {
                 }
             }
         }
+        if watchesState {
+            automaton.state.signal.observeValues { _ in observer() }
+        } else {
+            automaton.replies.observeValues { _ in observer() }
+        }
     }
-    let states = Recording<Int>()
-    automaton.state.signal.observeValues { states.append($0) }
 
     let send: @Sendable (OutsideInput) -> Void = { outside in
         if outside.throughSignal {

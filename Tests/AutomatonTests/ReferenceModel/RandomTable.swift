@@ -119,9 +119,10 @@ enum EffectSpec: Sendable, Equatable, CustomStringConvertible {
     /// `{ send in ... }`: calls `send` synchronously as it starts, and never ends.
     case closure([Int])
     /// A start handler on the `TestScheduler`: each emission at once or `delay` ticks after the start,
-    /// then completion at once (`completion == nil`) or `completion` ticks after the start, scheduled
-    /// after the emissions. Disposal cancels what is still scheduled.
-    case scheduled([Emission], completion: Int?)
+    /// then the end (completion, or interruption if `interrupts`) at once (`completion == nil`) or
+    /// `completion` ticks after the start, scheduled after the emissions: emissions due later than the
+    /// end must never reach the automaton. Disposal cancels what is still scheduled.
+    case scheduled([Emission], completion: Int?, interrupts: Bool = false)
     /// `SignalProducer(values:).delay(by, on: scheduler)`.
     case delayed([Int], by: Int)
     /// `{ send in ... }` that calls `send` at once or from actions it schedules, never cancelled: the
@@ -148,8 +149,8 @@ enum EffectSpec: Sendable, Equatable, CustomStringConvertible {
         case .empty: return nil
         case let .values(inputs): return removing(inputs).map { .values($0) }
         case let .closure(inputs): return removing(inputs).map { .closure($0) }
-        case let .scheduled(emissions, completion):
-            return removing(emissions).map { .scheduled($0, completion: completion) }
+        case let .scheduled(emissions, completion, interrupts):
+            return removing(emissions).map { .scheduled($0, completion: completion, interrupts: interrupts) }
         case let .delayed(inputs, delay): return removing(inputs).map { .delayed($0, by: delay) }
         case let .closureScheduled(emissions): return removing(emissions).map { .closureScheduled($0) }
         }
@@ -159,7 +160,7 @@ enum EffectSpec: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .empty: return 0
         case let .values(inputs), let .closure(inputs), let .delayed(inputs, _): return inputs.count
-        case let .scheduled(emissions, _), let .closureScheduled(emissions): return emissions.count
+        case let .scheduled(emissions, _, _), let .closureScheduled(emissions): return emissions.count
         }
     }
 
@@ -177,8 +178,9 @@ enum EffectSpec: Sendable, Equatable, CustomStringConvertible {
             return "SignalProducer(values: \(inputs))"
         case let .closure(inputs):
             return inputs.isEmpty ? "{ _ in }" : "{ send in \(sends(inputs.map { Emission(input: $0, delay: nil) })) }"
-        case let .scheduled(emissions, completion):
-            let end = completion.map { "completed after \($0)" } ?? "completed now"
+        case let .scheduled(emissions, completion, interrupts):
+            let endEvent = interrupts ? "interrupted" : "completed"
+            let end = completion.map { "\(endEvent) after \($0)" } ?? "\(endEvent) now"
             return "scheduled(\(emissions.map(\.description).joined(separator: ", ")); \(end))"
         case let .delayed(inputs, delay):
             return "SignalProducer(values: \(inputs)).delay(.seconds(\(delay)), on: scheduler)"
@@ -235,15 +237,16 @@ struct OutsideInput: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// An outside input that a `replies` observer sends when it sees the `afterReply`-th reply (1 for
-/// the first): it is queued behind what is already queued, as an outside input.
+/// An outside input that a `replies` (or `state.signal`) observer sends when it sees the
+/// `after`-th reply (or state; 1 for the first), through `automaton.send` or the input signal.
 struct ObserverSend: Sendable, Equatable, CustomStringConvertible {
-    let afterReply: Int
+    let after: Int
+    let watchesState: Bool
     let input: Int
     let throughSignal: Bool
 
     var description: String {
-        "\(input) after reply #\(afterReply)\(throughSignal ? " (signal)" : "")"
+        "\(input) after \(watchesState ? "state" : "reply") #\(after)\(throughSignal ? " (signal)" : "")"
     }
 }
 
@@ -317,7 +320,7 @@ struct GeneratedCase: Sendable, Equatable {
         lines.append("let automaton = Automaton(state: \(initialState), input: input, mapping: reduce(rows)\(strategy))")
         lines.append("// outside inputs (input@time): \(inputs.map(\.description).joined(separator: ", "))")
         if !observerSends.isEmpty {
-            lines.append("// a replies observer sends: \(observerSends.map(\.description).joined(separator: ", "))")
+            lines.append("// observers send: \(observerSends.map(\.description).joined(separator: ", "))")
         }
         lines.append("// then the input signal completes")
         return lines.joined(separator: "\n")
@@ -367,7 +370,8 @@ extension GeneratedCase {
         if generator.chance(40) {
             for _ in 0..<generator.int(in: 1...3) {
                 observerSends.append(ObserverSend(
-                    afterReply: generator.int(in: 1...20),
+                    after: generator.int(in: 1...20),
+                    watchesState: generator.chance(30),
                     input: generator.int(in: 0..<inputCount),
                     throughSignal: generator.chance(30)
                 ))
@@ -468,10 +472,12 @@ extension GeneratedCase {
             let completion: Int?
             if lastDelay == nil, generator.chance(50) {
                 completion = nil
+            } else if generator.chance(25) {
+                completion = generator.int(in: 0...((lastDelay ?? 0) + 3))  // possibly before some emissions
             } else {
                 completion = (lastDelay ?? 0) + generator.int(in: 0...3)
             }
-            return .scheduled(scheduled, completion: completion)
+            return .scheduled(scheduled, completion: completion, interrupts: generator.chance(20))
         case 65..<85: return .delayed(inputs, by: generator.int(in: 0...5))
         default: return .closureScheduled(emissions(&generator))
         }

@@ -81,7 +81,8 @@ struct ModelCoverage {
 /// - A level's latest child is the effect started by its latest successful input (`nil` for `.empty`).
 ///   An ended effect stays in its chain. Under `.merge` nothing is cancelled.
 /// - Virtual time: actions run in (instant, scheduling order), like `TestScheduler`.
-/// - A `replies` observer may send an outside input when it sees a reply (before the effect starts).
+/// - A `replies` or `state` observer may send an outside input when it sees a reply or a state
+///   (before the effect starts).
 ///   Through `automaton.send` it is queued at once; through the `input` signal it is queued at once
 ///   unless that signal is delivering, in which case the signal holds it until its delivery (the
 ///   automaton processing everything queued meanwhile) returns: BRIEF §4's serial delivery.
@@ -223,6 +224,10 @@ struct ReferenceModel {
         }
         state = toState
         outcome.states.append(toState)
+        let stateCount = outcome.states.count
+        for send in testCase.observerSends where send.watchesState && send.after == stateCount {
+            sendOutside(send.input, throughSignal: send.throughSignal)
+        }
         reply(.success(input, fromState, toState))
 
         var started: Int?
@@ -246,7 +251,7 @@ struct ReferenceModel {
     private mutating func reply(_ reply: Reply<Int, Int>) {
         outcome.replies.append(.value(reply))
         let count = outcome.replies.count
-        for send in testCase.observerSends where send.afterReply == count {
+        for send in testCase.observerSends where !send.watchesState && send.after == count {
             sendOutside(send.input, throughSignal: send.throughSignal)
         }
     }
@@ -275,7 +280,7 @@ struct ReferenceModel {
             effects[id].ended = true
         case let .closure(inputs):
             for input in inputs { queue.append((input, id)) }
-        case let .scheduled(emissions, completion):
+        case let .scheduled(emissions, completion, _):
             startEmissions(emissions, of: id)
             if let completion {
                 schedule(.complete(effect: id), after: completion)

@@ -114,7 +114,7 @@ struct ReferenceModelTests {
     @Test("an input a replies observer sends with automaton.send is queued at once: under .latest it replaces E0 and drops its queued input")
     func observerSendIsQueuedAtOnce() {
         let inputs = [OutsideInput(input: 0, time: 0, throughSignal: true)]
-        let send = ObserverSend(afterReply: 1, input: 1, throughSignal: false)
+        let send = ObserverSend(after: 1, watchesState: false, input: 1, throughSignal: false)
         let testCase = handCase(.synchronousLatest, rows: Self.observerRows, inputs: inputs, observerSends: [send])
         expectModelAndAutomaton(testCase, Outcome(
             replies: [.value(.success(0, 0, 1)), .value(.success(1, 1, 3)), .completed],
@@ -127,7 +127,7 @@ struct ReferenceModelTests {
     @Test("an input a replies observer sends into the input signal while it delivers waits for the signal: it comes after the inputs queued meanwhile")
     func observerSendThroughDeliveringSignalWaits() {
         let inputs = [OutsideInput(input: 0, time: 0, throughSignal: true)]
-        let send = ObserverSend(afterReply: 1, input: 1, throughSignal: true)
+        let send = ObserverSend(after: 1, watchesState: false, input: 1, throughSignal: true)
         let testCase = handCase(.synchronousLatest, rows: Self.observerRows, inputs: inputs, observerSends: [send])
         expectModelAndAutomaton(testCase, Outcome(
             replies: [.value(.success(0, 0, 1)), .value(.success(3, 1, 2)), .value(.success(1, 2, 3)), .completed],
