@@ -104,57 +104,87 @@ private struct RowBuilder {
     }
 }
 
-/// Builds the real automaton for `testCase`, drives it as the case says on one thread, completes its
-/// input signal, and reports what it showed. Nothing runs concurrently: every send is processed to the
-/// end before the next action.
+/// Holds the only strong reference to the automaton, so that a case can release it.
+private final class AutomatonHolder: Sendable {
+    private let stored: Locked<Automaton<Int, Int>?>
+
+    init(_ automaton: Automaton<Int, Int>) {
+        stored = Locked(automaton)
+    }
+
+    /// `automaton.send`, or nothing once it is released.
+    func send(_ input: Int) {
+        stored.withCriticalRegion { $0 }?.send(input)
+    }
+
+    /// Drops the reference; the automaton deinitializes on this thread, after the lock is released.
+    func release() {
+        let automaton = stored.withCriticalRegion { stored in
+            defer { stored = nil }
+            return stored
+        }
+        _ = automaton
+    }
+}
+
+/// Builds the real automaton for `testCase`, drives it as the case says on one thread, ends it as
+/// the case says, and reports what it showed. Nothing runs concurrently: every send is processed to
+/// the end before the next action.
 func runAutomaton(_ testCase: GeneratedCase) -> Outcome {
     let scheduler = TestScheduler()
     let builder = RowBuilder(stateCount: testCase.stateCount, scheduler: scheduler, scheduledLifetimes: Recording())
     let fuse = MappingFuse(limit: GeneratedCase.mappingFuse)
     let (input, inputObserver) = Signal<Int, Never>.pipe()
 
-    let automaton: Automaton<Int, Int>
-    if testCase.hasEffects {
-        let table = reduce(testCase.rows.map(builder.effectMapping))
-        automaton = Automaton(
-            state: testCase.initialState,
-            input: input,
-            mapping: { state, input in fuse.holds() ? table(state, input) : nil },
-            strategy: testCase.kind.strategy
-        )
-    } else {
-        let table = reduce(testCase.rows.map(builder.mapping))
-        automaton = Automaton(
-            state: testCase.initialState,
-            input: input,
-            mapping: { state, input in fuse.holds() ? table(state, input) : nil }
-        )
-    }
-    let replies = automaton.replies.record()
+    let holder: AutomatonHolder
+    let state: Property<Int>
+    let replies: Recording<Event<Reply<Int, Int>, Never>>
     let states = Recording<Int>()
-    automaton.state.signal.observeValues { states.append($0) }
-    // Observers that send inputs, added after the recording ones.
-    for watchesState in [true, false] {
-        let observerSends = testCase.observerSends.filter { $0.watchesState == watchesState }
-        guard !observerSends.isEmpty else { continue }
-        let seen = Locked(0)
-        let observer: @Sendable () -> Void = { [weak automaton] in
-            let count = seen.withCriticalRegion { count in
-                count += 1
-                return count
-            }
-            for send in observerSends where send.after == count {
-                if send.throughSignal {
-                    inputObserver.send(value: send.input)
-                } else {
-                    automaton?.send(send.input)
+    do {
+        let automaton: Automaton<Int, Int>
+        if testCase.hasEffects {
+            let table = reduce(testCase.rows.map(builder.effectMapping))
+            automaton = Automaton(
+                state: testCase.initialState,
+                input: input,
+                mapping: { state, input in fuse.holds() ? table(state, input) : nil },
+                strategy: testCase.kind.strategy
+            )
+        } else {
+            let table = reduce(testCase.rows.map(builder.mapping))
+            automaton = Automaton(
+                state: testCase.initialState,
+                input: input,
+                mapping: { state, input in fuse.holds() ? table(state, input) : nil }
+            )
+        }
+        holder = AutomatonHolder(automaton)
+        state = automaton.state
+        replies = automaton.replies.record()
+        automaton.state.signal.observeValues { states.append($0) }
+        // Observers that send inputs, added after the recording ones.
+        for watchesState in [true, false] {
+            let observerSends = testCase.observerSends.filter { $0.watchesState == watchesState }
+            guard !observerSends.isEmpty else { continue }
+            let seen = Locked(0)
+            let observer: @Sendable () -> Void = {
+                let count = seen.withCriticalRegion { count in
+                    count += 1
+                    return count
+                }
+                for send in observerSends where send.after == count {
+                    if send.throughSignal {
+                        inputObserver.send(value: send.input)
+                    } else {
+                        holder.send(send.input)
+                    }
                 }
             }
-        }
-        if watchesState {
-            automaton.state.signal.observeValues { _ in observer() }
-        } else {
-            automaton.replies.observeValues { _ in observer() }
+            if watchesState {
+                automaton.state.signal.observeValues { _ in observer() }
+            } else {
+                automaton.replies.observeValues { _ in observer() }
+            }
         }
     }
 
@@ -162,34 +192,51 @@ func runAutomaton(_ testCase: GeneratedCase) -> Outcome {
         if outside.throughSignal {
             inputObserver.send(value: outside.input)
         } else {
-            automaton.send(outside.input)
+            holder.send(outside.input)
         }
     }
+    let end: @Sendable () -> Void = {
+        switch testCase.ending {
+        case .completeInput: inputObserver.sendCompleted()
+        case .interruptInput: inputObserver.sendInterrupted()
+        case .release: holder.release()
+        }
+    }
+    let endsBefore: Int? = if case let .beforeInput(index) = testCase.endingPoint { index } else { nil }
     if !testCase.kind.usesVirtualTime {
-        for outside in testCase.inputs { send(outside) }
+        for (index, outside) in testCase.inputs.enumerated() {
+            if index == endsBefore { end() }
+            send(outside)
+        }
+        if endsBefore == testCase.inputs.count { end() }
     } else {
         switch testCase.delivery {
         case .scheduledUpFront:
             for outside in testCase.inputs {
                 scheduler.schedule(after: .seconds(outside.time)) { send(outside) }
             }
+            if case let .atTime(time) = testCase.endingPoint {
+                scheduler.schedule(after: .seconds(time), action: end)
+            }
         case .advanceThenSend:
-            for outside in testCase.inputs {
+            for (index, outside) in testCase.inputs.enumerated() {
                 scheduler.advance(to: .seconds(outside.time))
+                if index == endsBefore { end() }
                 send(outside)
             }
+            if endsBefore == testCase.inputs.count { end() }
         }
         scheduler.run()
     }
-    inputObserver.sendCompleted()
+    if testCase.endingPoint == .afterEverything { end() }
 
     let outcome = Outcome(
         replies: replies.values,
         states: states.values,
-        finalState: automaton.state.value,
+        finalState: state.value,
         mappingCalls: fuse.count,
         scheduledEffectsEnded: builder.scheduledLifetimes.values.map(\.hasEnded)
     )
-    withExtendedLifetime(automaton) {}
+    holder.release()
     return outcome
 }

@@ -65,6 +65,52 @@ struct LatestTreeModelTests {
         ))
     }
 
+    /// Outside 0 at instant 0 starts E0, which emits 1 at instant 2 and completes at 4; the case ends
+    /// at instant 1, and another outside 0 comes at 3.
+    static func endingCase(_ ending: Ending) -> GeneratedCase {
+        var testCase = handCase(
+            .virtualTimeLatest,
+            rows: [row(0, to: 1, .scheduled([Emission(input: 1, delay: 2)], completion: 4)), row(1, to: 2, .empty)],
+            inputs: outside(0, 0, at: [0, 3])
+        )
+        testCase.ending = ending
+        testCase.endingPoint = .atTime(1)
+        return testCase
+    }
+
+    @Test("after the input signal completes, outside inputs are ignored, effects go on, and replies complete when the last one ends")
+    func inputCompletionLetsEffectsFinish() {
+        expectModelAndAutomaton(Self.endingCase(.completeInput), Outcome(
+            replies: [.value(.success(0, 0, 1)), .value(.success(1, 1, 2)), .completed],
+            states: [1, 2],
+            finalState: 2,
+            mappingCalls: 2,
+            scheduledEffectsEnded: [true]
+        ))
+    }
+
+    @Test("interrupting the input signal disposes the running effects and interrupts replies")
+    func inputInterruptionDisposesEffects() {
+        expectModelAndAutomaton(Self.endingCase(.interruptInput), Outcome(
+            replies: [.value(.success(0, 0, 1)), .interrupted],
+            states: [1],
+            finalState: 1,
+            mappingCalls: 1,
+            scheduledEffectsEnded: [true]
+        ))
+    }
+
+    @Test("releasing the automaton completes replies and disposes the running effects")
+    func releaseDisposesEffects() {
+        expectModelAndAutomaton(Self.endingCase(.release), Outcome(
+            replies: [.value(.success(0, 0, 1)), .completed],
+            states: [1],
+            finalState: 1,
+            mappingCalls: 1,
+            scheduledEffectsEnded: [true]
+        ))
+    }
+
     // MARK: Random cases
 
     @Test("under .latest, replies, states and effect lifetimes equal the model's on 700 random timed tables")

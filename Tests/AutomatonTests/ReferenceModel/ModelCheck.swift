@@ -16,6 +16,8 @@ enum ModelCheck {
         var casesDroppingTimedEmissions = 0
         var casesBlowingFuse = 0
         var casesReplacingRootWithQueuedInputs = 0
+        var casesReplyingAfterInputCompleted = 0
+        var casesDisposingEffectsAtEnd = 0
         var duration = Duration.zero
 
         var description: String {
@@ -23,6 +25,8 @@ enum ModelCheck {
                 + "cases with a cancellation: \(casesWithCancellation), dropping queued inputs: "
                 + "\(casesDroppingQueuedInputs), dropping timed emissions: \(casesDroppingTimedEmissions), "
                 + "replacing the root tree with inputs queued: \(casesReplacingRootWithQueuedInputs), "
+                + "replying after the input completed: \(casesReplyingAfterInputCompleted), "
+                + "disposing running effects at the end: \(casesDisposingEffectsAtEnd), "
                 + "blowing the fuse: \(casesBlowingFuse); disagreements: \(disagreements.map { "0x" + String($0, radix: 16) })"
         }
     }
@@ -94,6 +98,8 @@ enum ModelCheck {
         if coverage.droppedTimedEmissions > 0 { summary.casesDroppingTimedEmissions += 1 }
         if coverage.fuseBlew { summary.casesBlowingFuse += 1 }
         if coverage.outsideReplacementsWithQueuedInputs > 0 { summary.casesReplacingRootWithQueuedInputs += 1 }
+        if coverage.repliesAfterInputCompleted > 0 { summary.casesReplyingAfterInputCompleted += 1 }
+        if coverage.effectsDisposedByEnding > 0 { summary.casesDisposingEffectsAtEnd += 1 }
         guard actual != expected else { return true }
 
         summary.disagreements.append(seed)
@@ -137,9 +143,7 @@ enum ModelCheck {
             progressed = false
             var index = 0
             while index < current.inputs.count, current.inputs.count > 1 {
-                var candidate = current
-                candidate.inputs.remove(at: index)
-                if keep(candidate) { progressed = true } else { index += 1 }
+                if keep(current.removingInput(at: index)) { progressed = true } else { index += 1 }
             }
             index = 0
             while index < current.rows.count, current.rows.count > 1 {
@@ -169,6 +173,16 @@ enum ModelCheck {
                 var candidate = current
                 candidate.observerSends.remove(at: index)
                 if keep(candidate) { progressed = true } else { index += 1 }
+            }
+            if current.endingPoint != .afterEverything {
+                var candidate = current
+                candidate.endingPoint = .afterEverything
+                if keep(candidate) { progressed = true }
+            }
+            if current.ending != .completeInput {
+                var candidate = current
+                candidate.ending = .completeInput
+                if keep(candidate) { progressed = true }
             }
             for inputIndex in current.inputs.indices where current.inputs[inputIndex].throughSignal {
                 var candidate = current

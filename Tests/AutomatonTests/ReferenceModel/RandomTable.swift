@@ -275,6 +275,46 @@ enum OutsideDelivery: Sendable, Equatable {
     case advanceThenSend
 }
 
+/// How a case ends: BRIEF §5.6 and §5.7.
+enum Ending: Sendable, Equatable, CustomStringConvertible {
+    /// The input signal completes: outside inputs are ignored from then on, effects go on, and
+    /// `replies` completes once nothing is queued or running.
+    case completeInput
+    /// The input signal is interrupted: every effect is disposed, `replies` is interrupted, and
+    /// nothing more happens.
+    case interruptInput
+    /// The last reference to the automaton goes: `replies` completes and every effect is disposed.
+    case release
+
+    var description: String {
+        switch self {
+        case .completeInput: return "inputObserver.sendCompleted()"
+        case .interruptInput: return "inputObserver.sendInterrupted()"
+        case .release: return "automaton = nil"
+        }
+    }
+}
+
+/// When the ending happens.
+enum EndingPoint: Sendable, Equatable, CustomStringConvertible {
+    /// After every outside input and, in virtual time, after `scheduler.run()`.
+    case afterEverything
+    /// Just before the outside input at this index is sent (at the end of the list: after the last
+    /// one, before `scheduler.run()`). With `.advanceThenSend`, the clock first advances to that
+    /// input's instant.
+    case beforeInput(Int)
+    /// With `.scheduledUpFront`: an action scheduled at this instant, after the outside inputs' ones.
+    case atTime(Int)
+
+    var description: String {
+        switch self {
+        case .afterEverything: return "after everything"
+        case let .beforeInput(index): return "before outside input #\(index)"
+        case let .atTime(time): return "at instant \(time)"
+        }
+    }
+}
+
 /// A generated case: everything needed to build the automaton, drive it, and predict it.
 struct GeneratedCase: Sendable, Equatable {
     /// How many mapping calls are answered before every input fails: generated tables may loop
@@ -292,6 +332,18 @@ struct GeneratedCase: Sendable, Equatable {
     var inputs: [OutsideInput]
     var delivery: OutsideDelivery
     var observerSends: [ObserverSend] = []
+    var ending = Ending.completeInput
+    var endingPoint = EndingPoint.afterEverything
+
+    /// The same case without the outside input at `index`, the ending staying at the same place.
+    func removingInput(at index: Int) -> GeneratedCase {
+        var smaller = self
+        smaller.inputs.remove(at: index)
+        if case let .beforeInput(endIndex) = endingPoint, index < endIndex {
+            smaller.endingPoint = .beforeInput(endIndex - 1)
+        }
+        return smaller
+    }
 
     /// The first row that applies, with its effect (`nil` for none).
     func transition(state: Int, input: Int) -> (toState: Int, effect: EffectSpec?)? {
@@ -322,7 +374,7 @@ struct GeneratedCase: Sendable, Equatable {
         if !observerSends.isEmpty {
             lines.append("// observers send: \(observerSends.map(\.description).joined(separator: ", "))")
         }
-        lines.append("// then the input signal completes")
+        lines.append("// ending: \(ending), \(endingPoint)")
         return lines.joined(separator: "\n")
     }
 }
@@ -377,6 +429,20 @@ extension GeneratedCase {
                 ))
             }
         }
+        var ending = Ending.completeInput
+        var endingPoint = EndingPoint.afterEverything
+        switch generator.int(in: 0..<100) {
+        case 0..<15: ending = .interruptInput
+        case 15..<30: ending = .release
+        default: break
+        }
+        if generator.chance(50) {
+            if kind.usesVirtualTime, delivery == .scheduledUpFront {
+                endingPoint = .atTime(generator.int(in: 0...24))
+            } else {
+                endingPoint = .beforeInput(generator.int(in: 0...inputs.count))
+            }
+        }
         return GeneratedCase(
             seed: seed,
             kind: kind,
@@ -387,7 +453,9 @@ extension GeneratedCase {
             rows: rows,
             inputs: inputs,
             delivery: kind.usesVirtualTime ? delivery : .advanceThenSend,
-            observerSends: observerSends
+            observerSends: observerSends,
+            ending: ending,
+            endingPoint: endingPoint
         )
     }
 

@@ -3,8 +3,9 @@ import Signals
 
 /// What an automaton run shows from outside: compared whole between the model and the automaton.
 struct Outcome: Equatable, CustomStringConvertible {
-    /// Every event of `replies`, until the input signal has completed (then `.completed` is there
-    /// exactly when no effect was still running).
+    /// Every event of `replies` until the case's ending and after it (`.completed` once the input
+    /// signal has completed and nothing is queued or running, or on release; `.interrupted` when the
+    /// input signal is interrupted).
     var replies: [Event<Reply<Int, Int>, Never>] = []
     /// Every value `state.signal` sent.
     var states: [Int] = []
@@ -61,11 +62,16 @@ struct ModelCoverage {
     var cancelledEffects = 0
     /// Queued inputs skipped because their effect was cancelled.
     var droppedQueuedInputs = 0
-    /// Scheduled emissions that never happened (or were dropped) because their effect was cancelled.
+    /// Scheduled emissions that never reached the automaton because their effect had been cancelled
+    /// or had ended.
     var droppedTimedEmissions = 0
     /// Outside inputs that replaced the root's effect tree while emitted inputs were still queued
-    /// (possible only when a `replies` observer sends).
+    /// (possible only when an observer sends).
     var outsideReplacementsWithQueuedInputs = 0
+    /// Replies to inputs processed after the input signal completed (effects outliving it).
+    var repliesAfterInputCompleted = 0
+    /// Running effects disposed by an interruption of the input signal or a release.
+    var effectsDisposedByEnding = 0
     /// Whether the mapping fuse blew.
     var fuseBlew = false
 }
@@ -86,6 +92,10 @@ struct ModelCoverage {
 ///   Through `automaton.send` it is queued at once; through the `input` signal it is queued at once
 ///   unless that signal is delivering, in which case the signal holds it until its delivery (the
 ///   automaton processing everything queued meanwhile) returns: BRIEF §4's serial delivery.
+/// - Endings: once the input signal completes, outside inputs are ignored and `replies` completes when
+///   nothing is processing and no effect runs (neither ended nor cancelled); an interruption or a
+///   release disposes every effect and interrupts (release: completes) `replies`, and nothing more
+///   happens.
 struct ReferenceModel {
     private struct Effect {
         let isScheduledKind: Bool
@@ -94,7 +104,14 @@ struct ReferenceModel {
         var ended = false
     }
 
+    private enum Phase {
+        case active
+        case inputCompleted
+        case terminated
+    }
+
     private enum TimedEvent {
+        case end
         case outside(Int, throughSignal: Bool)
         case emit(effect: Int, input: Int)
         case complete(effect: Int)
@@ -113,6 +130,8 @@ struct ReferenceModel {
     private var queue: [(input: Int, origin: Int?)] = []
     private var queueHead = 0
     private var isProcessing = false
+    private var phase = Phase.active
+    private var repliesTerminated = false
     private var inputSignalDelivering = false
     private var inputSignalPending: [Int] = []
     private var effects: [Effect] = []
@@ -127,31 +146,36 @@ struct ReferenceModel {
     }
 
     /// Runs `testCase` through the model: the outside inputs, every effect until none is left to
-    /// run, then the input signal's completion.
+    /// run, and the ending where the case puts it.
     static func run(_ testCase: GeneratedCase) -> (outcome: Outcome, coverage: ModelCoverage) {
         var model = ReferenceModel(testCase)
+        let endsBefore: Int? = if case let .beforeInput(index) = testCase.endingPoint { index } else { nil }
         if !testCase.kind.usesVirtualTime {
-            for outside in testCase.inputs {
+            for (index, outside) in testCase.inputs.enumerated() {
+                if index == endsBefore { model.end() }
                 model.sendOutside(outside.input, throughSignal: outside.throughSignal)
             }
+            if endsBefore == testCase.inputs.count { model.end() }
         } else {
             switch testCase.delivery {
             case .scheduledUpFront:
                 for outside in testCase.inputs {
                     model.schedule(.outside(outside.input, throughSignal: outside.throughSignal), after: outside.time)
                 }
+                if case let .atTime(time) = testCase.endingPoint {
+                    model.schedule(.end, after: time)
+                }
             case .advanceThenSend:
-                for outside in testCase.inputs {
+                for (index, outside) in testCase.inputs.enumerated() {
                     model.runTimeline(upTo: outside.time)
+                    if index == endsBefore { model.end() }
                     model.sendOutside(outside.input, throughSignal: outside.throughSignal)
                 }
+                if endsBefore == testCase.inputs.count { model.end() }
             }
             model.runTimeline(upTo: nil)
         }
-        // The input signal completes: replies complete if no effect is still running.
-        if !model.effects.contains(where: { !$0.ended && !$0.cancelled }) {
-            model.outcome.replies.append(.completed)
-        }
+        if testCase.endingPoint == .afterEverything { model.end() }
         model.outcome.finalState = model.state
         model.outcome.scheduledEffectsEnded = model.effects.filter(\.isScheduledKind).map { $0.ended || $0.cancelled }
         return (model.outcome, model.coverage)
@@ -159,15 +183,13 @@ struct ReferenceModel {
 
     // MARK: The input queue
 
-    /// Queues `input` and processes the queue to the end (nothing else is processing: the model runs
-    /// one action at a time).
-    /// `automaton.send`, or an effect's emission: queued; processed at once, with everything queued
-    /// meanwhile, unless an input is being processed already.
+    /// `automaton.send`, or an effect's emission: queued, then, unless an input is being processed
+    /// already, the queue is processed to the end (the model runs one action at a time, so nothing
+    /// else can be processing).
     private mutating func send(_ input: Int, from origin: Int?) {
         queue.append((input, origin))
         guard !isProcessing else { return }
         isProcessing = true
-        defer { isProcessing = false }
         while queueHead < queue.count {
             let (input, origin) = queue[queueHead]
             queueHead += 1
@@ -179,6 +201,40 @@ struct ReferenceModel {
         }
         queue.removeAll()
         queueHead = 0
+        isProcessing = false
+        completeRepliesIfFinished()
+    }
+
+    // MARK: Termination
+
+    /// The case's ending (BRIEF §5.6, §5.7).
+    private mutating func end() {
+        switch testCase.ending {
+        case .completeInput:
+            guard phase == .active else { return }
+            phase = .inputCompleted
+            completeRepliesIfFinished()
+        case .interruptInput, .release:
+            guard phase != .terminated else { return }
+            phase = .terminated
+            for id in effects.indices where !effects[id].cancelled {
+                if !effects[id].ended { coverage.effectsDisposedByEnding += 1 }
+                effects[id].cancelled = true
+            }
+            if !repliesTerminated {
+                repliesTerminated = true
+                outcome.replies.append(testCase.ending == .release ? .completed : .interrupted)
+            }
+        }
+    }
+
+    /// After the input signal completed, `replies` completes once nothing is queued or running.
+    private mutating func completeRepliesIfFinished() {
+        guard phase == .inputCompleted, !repliesTerminated, !isProcessing,
+            !effects.contains(where: { !$0.ended && !$0.cancelled })
+        else { return }
+        repliesTerminated = true
+        outcome.replies.append(.completed)
     }
 
     /// A send into the automaton's `input` signal. The signal delivers serially (BRIEF §4): a send
@@ -195,8 +251,10 @@ struct ReferenceModel {
         }
     }
 
-    /// An outside input from the test, through the signal or `send` as the case says.
+    /// An outside input from the test or an observer, through the signal or `send`. Ignored once the
+    /// input signal has ended or the automaton is released.
     private mutating func sendOutside(_ input: Int, throughSignal: Bool) {
+        guard phase == .active else { return }
         if throughSignal {
             sendThroughSignal(input)
         } else {
@@ -250,6 +308,7 @@ struct ReferenceModel {
     /// Sends a reply; the `replies` observer may send an outside input, queued behind everything.
     private mutating func reply(_ reply: Reply<Int, Int>) {
         outcome.replies.append(.value(reply))
+        if phase == .inputCompleted { coverage.repliesAfterInputCompleted += 1 }
         let count = outcome.replies.count
         for send in testCase.observerSends where !send.watchesState && send.after == count {
             sendOutside(send.input, throughSignal: send.throughSignal)
@@ -323,14 +382,19 @@ struct ReferenceModel {
             switch action.event {
             case let .outside(input, throughSignal):
                 sendOutside(input, throughSignal: throughSignal)
+            case .end:
+                end()
             case let .emit(effect, input):
-                if effects[effect].cancelled || effects[effect].ended {
+                if effects[effect].cancelled || effects[effect].ended || phase == .terminated {
                     coverage.droppedTimedEmissions += 1
                 } else {
                     send(input, from: effect)
                 }
             case let .complete(effect):
-                if !effects[effect].cancelled { effects[effect].ended = true }
+                if !effects[effect].cancelled {
+                    effects[effect].ended = true
+                    completeRepliesIfFinished()
+                }
             }
         }
         if let limit { now = max(now, limit) }
