@@ -44,10 +44,11 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// interrupted when the input signal is interrupted.
     public let replies: Signal<Reply<State, Input>, Never>
 
-    private let engine: AutomatonEngine<State, Input>
-    private let inputObservation: Disposable?
+    @usableFromInline let engine: AutomatonEngine<State, Input>
+    @usableFromInline let inputObservation: Disposable?
 
     /// An automaton without effects, fed by `input` and by `send(_:)`.
+    @inlinable
     public convenience init(state: State, input: Signal<Input, Never>, mapping: @escaping Mapping) {
         self.init(state: state, input: input, transition: { mapping($0, $1).map { ($0, nil) } }, strategy: .merge)
     }
@@ -57,6 +58,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// - Parameter strategy: `.merge` (every effect runs until it ends) or `.latest` (a successful
     ///   input replaces the effect previously started at its level). Other strategies are a
     ///   programming error.
+    @inlinable
     public convenience init(
         state: State,
         input: Signal<Input, Never>,
@@ -67,17 +69,22 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     }
 
     /// An automaton without effects, fed only by `send(_:)`.
+    @inlinable
     public convenience init(state: State, mapping: @escaping Mapping) {
         self.init(state: state, input: nil, transition: { mapping($0, $1).map { ($0, nil) } }, strategy: .merge)
     }
 
     /// An automaton whose transitions may start effects, fed only by `send(_:)`. See
     /// `init(state:input:mapping:strategy:)`.
+    @inlinable
     public convenience init(state: State, mapping: @escaping EffectMapping, strategy: FlattenStrategy = .merge) {
         self.init(state: state, input: nil, transition: Self.transition(from: mapping), strategy: strategy)
     }
 
-    private init(
+    // Inlinable, like the convenience initializers, so that the closures it creates are specialized for
+    // the caller's `State` and `Input` and run without generic metadata lookups on every input.
+    @inlinable
+    init(
         state: State,
         input: Signal<Input, Never>?,
         transition: @escaping AutomatonEngine<State, Input>.Transition,
@@ -87,7 +94,9 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
         self.engine = engine
         self.state = Property(storage: engine.stateStorage)
         self.replies = engine.replies
-        self.inputObservation = input?.observe { event in
+        // Weak, like the effects: the input signal must not keep the engine alive.
+        self.inputObservation = input?.observe { [weak engine] event in
+            guard let engine else { return }
             switch event {
             case let .value(value): engine.send(value, from: nil)
             case .completed: engine.inputCompleted()
@@ -96,7 +105,8 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
         }
     }
 
-    private static func transition(from mapping: @escaping EffectMapping) -> AutomatonEngine<State, Input>.Transition {
+    @inlinable
+    static func transition(from mapping: @escaping EffectMapping) -> AutomatonEngine<State, Input>.Transition {
         { state, input in
             guard let (toState, effect) = mapping(state, input) else { return nil }
             return (toState, effect.isEmpty ? nil : effect)
@@ -114,6 +124,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// `send` returns, together with any input queued meanwhile; otherwise it is queued and processed
     /// by the thread already processing, and `send` returns at once. Ignored after the input signal
     /// completed or was interrupted.
+    @inlinable
     public func send(_ input: Input) {
         engine.send(input, from: nil)
     }

@@ -5,23 +5,43 @@ import Signals
 /// The engine is the only writer of the state property and the replies signal, and only the thread
 /// currently processing inputs writes to them, so they emit in processing order. The user's mapping,
 /// the effects and every observer run with no lock held.
-final class AutomatonEngine<State: Sendable, Input: Sendable>: Sendable {
+///
+/// The per-input path is `@inlinable`, so that it is specialized for the caller's `State` and `Input`
+/// instead of looking up generic metadata at run time on every input.
+///
+/// At most one thread at a time holds the processing role (`EngineStateMachine.isProcessing`, taken and
+/// given up under the lock). The current state and the root's latest child belong to that role: only
+/// the thread holding it reads or writes them, so a transition that starts, replaces and waits for no
+/// effect needs no lock beyond taking and giving up the role.
+@usableFromInline
+final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendable {
+    // Safe: `state` and `rootLatestChild` are only touched by the thread holding the processing role,
+    // which is handed over under `machine`'s lock (so each holder sees the previous holder's writes);
+    // everything else is immutable or is `machine`, itself a lock.
     /// The mapping with "no effect" spelled as `nil`, so that effect-free transitions start nothing.
+    @usableFromInline
     typealias Transition = @Sendable (State, Input) -> (State, SignalProducer<Input, Never>?)?
 
-    private let mapping: Transition
-    private let machine: Locked<EngineStateMachine<State, Input>>
-    let stateStorage: PropertyStorage<State>
-    let replies: Signal<Reply<State, Input>, Never>
-    private let repliesInput: Observer<Reply<State, Input>, Never>
+    @usableFromInline let mapping: Transition
+    @usableFromInline let machine: Locked<EngineStateMachine<State, Input>>
+    @usableFromInline let stateStorage: PropertyStorage<State>
+    @usableFromInline let replies: Signal<Reply<State, Input>, Never>
+    @usableFromInline let repliesInput: Observer<Reply<State, Input>, Never>
+    /// The current state. Owned by the processing role.
+    @usableFromInline @exclusivity(unchecked) var state: State
+    /// Under `.latest`, the effect started by the latest successful outside input, if any. Owned by the
+    /// processing role.
+    @usableFromInline @exclusivity(unchecked) var rootLatestChild: EffectID?
 
+    @inlinable
     init(state: State, mapping: @escaping Transition, strategy: FlattenStrategy) {
         precondition(
             strategy == .merge || strategy == .latest,
             "Automaton supports the .merge and .latest strategies, not \(strategy). Use .latest to replace running effects, or .merge to keep them all."
         )
         self.mapping = mapping
-        machine = Locked(EngineStateMachine(state: state, isLatest: strategy == .latest))
+        self.state = state
+        machine = Locked(EngineStateMachine(isLatest: strategy == .latest))
         stateStorage = PropertyStorage(state)
         (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipe()
     }
@@ -29,19 +49,21 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: Sendable {
     // MARK: Inputs
 
     /// Processes `input` now if no other input is being processed, or queues it behind the current one.
+    @inlinable
     func send(_ input: Input, from origin: EffectID?) {
         let action = machine.withCriticalRegion { $0.send(input, from: origin) }
-        guard case let .process(pending, from) = action else { return }
-        process(pending, from: from)
+        guard case let .process(pending) = action else { return }
+        process(pending)
         drain()
     }
 
-    /// Processes queued inputs until the queue is empty. Only the processing thread calls it.
-    private func drain() {
+    /// Processes queued inputs until the queue is empty, then gives up the processing role.
+    @inlinable
+    func drain() {
         while true {
             switch machine.withCriticalRegion({ $0.next() }) {
-            case let .process(pending, from):
-                process(pending, from: from)
+            case let .process(pending):
+                process(pending)
             case let .idle(completeReplies):
                 if completeReplies { repliesInput.sendCompleted() }
                 return
@@ -49,40 +71,53 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: Sendable {
         }
     }
 
-    /// Steps 1-3 of the automaton contract for one input.
-    private func process(_ pending: PendingInput<Input>, from: State) {
-        let result = mapping(from, pending.input)
-        let effect = result?.1
-        var prepared: (lifetime: Lifetime, token: Lifetime.Token)?
-        if effect != nil {
-            prepared = Lifetime.make()
-        }
-        let action = machine.withCriticalRegion {
-            $0.commit(pending, toState: result?.0, effectToken: prepared?.token)
-        }
-        switch action {
-        case .aborted:
-            prepared?.token.dispose()
-        case .failure:
-            repliesInput.send(value: .failure(pending.input, from))
-        case let .success(toState, cancelled, effectID):
-            for token in cancelled {
-                token.dispose()
+    /// Steps 1-3 of the automaton contract for one input. Runs in the processing role.
+    @inlinable
+    func process(_ pending: PendingInput<Input>) {
+        let from = state
+        guard let (toState, effect) = mapping(from, pending.input) else {
+            if let origin = pending.origin {
+                machine.withCriticalRegion { $0.inputProcessed(from: origin) }
             }
+            repliesInput.send(value: .failure(pending.input, from))
+            return
+        }
+        if effect == nil && pending.origin == nil && rootLatestChild == nil {
+            // Nothing shared changes: no effect to start, none to replace, no emitting effect to update.
+            state = toState
             stateStorage.set(toState)
             repliesInput.send(value: .success(pending.input, from, toState))
-            if let effect, let effectID, let prepared {
-                start(effect, as: effectID, lifetime: prepared.lifetime)
-            }
+            return
+        }
+        let prepared = effect.map { _ in Lifetime.make() }
+        let action = machine.withCriticalRegion {
+            $0.commitSuccess(pending, effectToken: prepared?.token, rootLatestChild: &rootLatestChild)
+        }
+        guard case let .success(cancelled, effectID) = action else {
+            prepared?.token.dispose()
+            return
+        }
+        for token in cancelled {
+            token.dispose()
+        }
+        state = toState
+        stateStorage.set(toState)
+        repliesInput.send(value: .success(pending.input, from, toState))
+        if let effect, let effectID, let prepared {
+            start(effect, as: effectID, lifetime: prepared.lifetime)
         }
     }
 
     // MARK: Effects
 
-    private func start(_ effect: SignalProducer<Input, Never>, as id: EffectID, lifetime: Lifetime) {
+    @usableFromInline
+    func start(_ effect: SignalProducer<Input, Never>, as id: EffectID, lifetime: Lifetime) {
         // The lifetime has already ended if the effect was cancelled before it could start.
         guard !lifetime.hasEnded else { return }
-        effect.run(Observer { [self] event in
+        // Weak: an effect (or whatever keeps its observer) must not keep the engine, and through the
+        // mapping everything it captures, alive after the automaton is released.
+        effect.run(Observer { [weak self] event in
+            guard let self else { return }
             switch event {
             case let .value(input):
                 send(input, from: id)
@@ -92,7 +127,8 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: Sendable {
         }, lifetime: lifetime)
     }
 
-    private func effectEnded(_ id: EffectID) {
+    @usableFromInline
+    func effectEnded(_ id: EffectID) {
         let (token, completeReplies) = machine.withCriticalRegion { $0.effectEnded(id) }
         token?.dispose()
         if completeReplies { repliesInput.sendCompleted() }
@@ -101,6 +137,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: Sendable {
     // MARK: Termination
 
     /// The input signal completed: outside inputs stop; replies complete once every effect has ended.
+    @usableFromInline
     func inputCompleted() {
         if machine.withCriticalRegion({ $0.inputCompleted() }) {
             repliesInput.sendCompleted()
@@ -108,6 +145,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: Sendable {
     }
 
     /// The input signal was interrupted: effects are disposed, then replies are interrupted.
+    @usableFromInline
     func inputInterrupted() {
         guard let tokens = machine.withCriticalRegion({ $0.terminate() }) else { return }
         for token in tokens { token.dispose() }
@@ -115,6 +153,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: Sendable {
     }
 
     /// The automaton was released: replies complete, then effects are disposed, then state completes.
+    @usableFromInline
     func release() {
         let tokens = machine.withCriticalRegion { $0.terminate() }
         repliesInput.sendCompleted()

@@ -1,33 +1,51 @@
 import Signals
 
 /// An effect's identity in the engine. Identifiers are never reused.
+@usableFromInline
 typealias EffectID = UInt64
 
 /// An input waiting to be processed, with the effect that emitted it (`nil` for an outside input).
+@usableFromInline
 struct PendingInput<Input: Sendable>: Sendable {
-    let input: Input
-    let origin: EffectID?
+    @usableFromInline let input: Input
+    @usableFromInline let origin: EffectID?
+
+    @inlinable
+    init(input: Input, origin: EffectID?) {
+        self.input = input
+        self.origin = origin
+    }
 }
 
 /// One running (or finished but still referenced) effect.
+@usableFromInline
 struct EffectNode: Sendable {
     /// The effect whose input started this one; `nil` for an effect started by an outside input.
-    let parent: EffectID?
+    @usableFromInline let parent: EffectID?
     /// Ends the effect's `Lifetime`: disposing it cancels the effect.
-    let token: Lifetime.Token
+    @usableFromInline let token: Lifetime.Token
     /// Under `.latest`, the effect started by this effect's latest successful input, if still tracked.
-    var latestChild: EffectID?
+    @usableFromInline var latestChild: EffectID?
     /// Inputs this effect emitted that are still queued.
-    var pendingInputs = 0
+    @usableFromInline var pendingInputs = 0
     /// Whether the effect has completed by itself.
-    var hasEnded = false
+    @usableFromInline var hasEnded = false
+
+    @inlinable
+    init(parent: EffectID?, token: Lifetime.Token) {
+        self.parent = parent
+        self.token = token
+    }
 }
 
-/// The automaton's bookkeeping: current state, input queue and effect tree.
+/// The automaton's shared bookkeeping: the input queue, who is processing, and the effect tree.
 ///
 /// Every method runs under the engine's lock and calls no user code: each returns what the engine must
-/// do once the lock is released (swift-async-algorithms style).
+/// do once the lock is released (swift-async-algorithms style). The current state and the root's latest
+/// child are not here: they belong to the thread that holds the processing role (see `AutomatonEngine`).
+@usableFromInline
 struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
+    @usableFromInline
     enum Phase: Sendable {
         /// Taking outside inputs.
         case active
@@ -38,51 +56,51 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     }
 
     /// What `send` should do after enqueueing.
+    @usableFromInline
     enum SendAction {
         /// Dropped (terminated, input completed, or the emitting effect was cancelled).
         case drop
         /// Queued behind the input being processed; the processing thread will take it.
         case queued
-        /// Nobody is processing: the caller becomes the processing thread and applies `input` to `from`.
-        case process(PendingInput<Input>, from: State)
+        /// Nobody is processing: the caller becomes the processing thread and processes `input`.
+        case process(PendingInput<Input>)
     }
 
     /// What the processing thread does next.
+    @usableFromInline
     enum NextAction {
-        case process(PendingInput<Input>, from: State)
+        case process(PendingInput<Input>)
         /// The queue is empty; processing stops. `completeReplies` if the automaton has finished.
         case idle(completeReplies: Bool)
     }
 
-    /// The outcome of applying one input, to be performed outside the lock in this order.
+    /// The outcome of a successful transition, to be performed outside the lock in this order.
+    @usableFromInline
     enum CommitAction {
         /// Terminated while the mapping ran: emit nothing.
         case aborted
-        case failure
-        /// The state changed to `toState`. First end `cancelled` lifetimes, then emit state and reply,
-        /// then start `effect` (if any) with its node's lifetime.
-        case success(toState: State, cancelled: [Lifetime.Token], effect: EffectID?)
+        /// First end `cancelled` lifetimes, then emit state and reply, then start `effect` (if any) with
+        /// its node's lifetime.
+        case success(cancelled: [Lifetime.Token], effect: EffectID?)
     }
 
-    let isLatest: Bool
-    private(set) var state: State
-    private(set) var phase = Phase.active
-    private var queue = FIFOQueue<PendingInput<Input>>()
-    private var isProcessing = false
-    private var nodes: [EffectID: EffectNode] = [:]
-    private var nextEffectID: EffectID = 0
-    /// Under `.latest`, the effect started by the latest successful outside input, if still tracked.
-    private var rootLatestChild: EffectID?
+    @usableFromInline let isLatest: Bool
+    @usableFromInline var phase = Phase.active
+    @usableFromInline var queue = FIFOQueue<PendingInput<Input>>()
+    @usableFromInline var isProcessing = false
+    @usableFromInline var nodes: [EffectID: EffectNode] = [:]
+    @usableFromInline var nextEffectID: EffectID = 0
     /// Effects that have neither ended nor been cancelled.
-    private var runningEffects = 0
+    @usableFromInline var runningEffects = 0
 
-    init(state: State, isLatest: Bool) {
-        self.state = state
+    @inlinable
+    init(isLatest: Bool) {
         self.isLatest = isLatest
     }
 
     // MARK: Inputs
 
+    @inlinable
     mutating func send(_ input: Input, from origin: EffectID?) -> SendAction {
         switch phase {
         case .terminated: return .drop
@@ -100,30 +118,32 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             return .queued
         }
         isProcessing = true
-        return .process(pending, from: state)
+        return .process(pending)
     }
 
+    @inlinable
     mutating func next() -> NextAction {
         while let pending = queue.removeFirst() {
             if let origin = pending.origin, nodes[origin] == nil {
                 continue  // its effect was cancelled after the input was queued
             }
-            return .process(pending, from: state)
+            return .process(pending)
         }
         isProcessing = false
         return .idle(completeReplies: shouldCompleteReplies)
     }
 
-    /// Records the result of the mapping for `pending`. `effectToken` is the lifetime token prepared for
-    /// the effect, present exactly when the mapping returned an effect to start.
-    mutating func commit(
+    /// Records a successful transition for `pending`. `effectToken` is the lifetime token prepared for
+    /// the effect, present exactly when the mapping returned an effect to start. `rootLatestChild` is the
+    /// processing thread's record of the root's latest child (under `.latest`), updated here.
+    @inlinable
+    mutating func commitSuccess(
         _ pending: PendingInput<Input>,
-        toState: State?,
-        effectToken: Lifetime.Token?
+        effectToken: Lifetime.Token?,
+        rootLatestChild: inout EffectID?
     ) -> CommitAction {
         defer { if let origin = pending.origin { inputProcessed(from: origin) } }
         guard phase != .terminated else { return .aborted }
-        guard let toState else { return .failure }
 
         var cancelled: [Lifetime.Token] = []
         if isLatest {
@@ -132,7 +152,6 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                 cancelChain(from: previous, into: &cancelled)
             }
         }
-        state = toState
 
         var effect: EffectID?
         if let effectToken {
@@ -149,11 +168,12 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                 rootLatestChild = effect
             }
         }
-        return .success(toState: toState, cancelled: cancelled, effect: effect)
+        return .success(cancelled: cancelled, effect: effect)
     }
 
     /// Removes `first` and every effect it started, transitively, collecting their tokens.
-    private mutating func cancelChain(from first: EffectID, into tokens: inout [Lifetime.Token]) {
+    @inlinable
+    mutating func cancelChain(from first: EffectID, into tokens: inout [Lifetime.Token]) {
         var current: EffectID? = first
         while let id = current, let node = nodes.removeValue(forKey: id) {
             tokens.append(node.token)
@@ -162,14 +182,17 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         }
     }
 
-    private mutating func inputProcessed(from origin: EffectID) {
+    /// An input `origin` emitted has been processed (successfully or not).
+    @inlinable
+    mutating func inputProcessed(from origin: EffectID) {
         nodes[origin]?.pendingInputs -= 1
         removeIfFinished(origin)
     }
 
     /// Forgets an effect that has ended, has no queued inputs and no tracked child, then its parent
     /// if that makes the parent finished too.
-    private mutating func removeIfFinished(_ first: EffectID) {
+    @inlinable
+    mutating func removeIfFinished(_ first: EffectID) {
         var current: EffectID? = first
         while let id = current, let node = nodes[id],
             node.hasEnded, node.pendingInputs == 0, node.latestChild == nil
@@ -186,6 +209,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     /// The effect `id` completed (or failed, or interrupted itself). Returns its token, to dispose so
     /// its lifetime ends, and whether the replies should now complete.
+    @inlinable
     mutating func effectEnded(_ id: EffectID) -> (token: Lifetime.Token?, completeReplies: Bool) {
         guard let node = nodes[id], !node.hasEnded else { return (nil, false) }
         nodes[id]?.hasEnded = true
@@ -194,13 +218,15 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         return (node.token, shouldCompleteReplies)
     }
 
-    private var shouldCompleteReplies: Bool {
+    @inlinable
+    var shouldCompleteReplies: Bool {
         phase == .inputCompleted && !isProcessing && queue.isEmpty && runningEffects == 0
     }
 
     // MARK: Termination
 
     /// The input signal completed. Returns whether the replies should complete now.
+    @inlinable
     mutating func inputCompleted() -> Bool {
         guard phase == .active else { return false }
         phase = .inputCompleted
@@ -209,13 +235,13 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     /// Stops everything. Returns the tokens of every tracked effect in the order the effects started,
     /// to dispose outside the lock, or `nil` if already terminated.
+    @inlinable
     mutating func terminate() -> [Lifetime.Token]? {
         guard phase != .terminated else { return nil }
         phase = .terminated
         queue.removeAll()
         let tokens = nodes.sorted { $0.key < $1.key }.map(\.value.token)
         nodes.removeAll()
-        rootLatestChild = nil
         runningEffects = 0
         return tokens
     }

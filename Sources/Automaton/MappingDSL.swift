@@ -20,6 +20,7 @@ public struct Transition<State: Sendable>: Sendable {
     public let toState: State
 
     /// A transition from every state `matches` accepts to `toState`.
+    @inlinable
     public init(from matches: @escaping @Sendable (State) -> Bool, to toState: State) {
         self.matches = matches
         self.toState = toState
@@ -27,11 +28,13 @@ public struct Transition<State: Sendable>: Sendable {
 }
 
 /// From the state equal to `fromState`, to `toState`.
+@inlinable
 public func => <State: Equatable & Sendable>(fromState: State, toState: State) -> Transition<State> {
     Transition(from: { $0 == fromState }, to: toState)
 }
 
 /// From every state the predicate accepts (for example `any`), to `toState`.
+@inlinable
 public func => <State: Sendable>(
     fromState: @escaping @Sendable (State) -> Bool,
     toState: State
@@ -40,11 +43,13 @@ public func => <State: Sendable>(
 }
 
 /// From any of the states in `fromStates`, to `toState`.
+@inlinable
 public func => <State: Equatable & Sendable>(fromStates: [State], toState: State) -> Transition<State> {
     Transition(from: { fromStates.contains($0) }, to: toState)
 }
 
 /// A row that applies to the input equal to `input` in the transition's from-states.
+@inlinable
 public func | <State: Sendable, Input: Equatable & Sendable>(
     input: Input,
     transition: Transition<State>
@@ -56,6 +61,7 @@ public func | <State: Sendable, Input: Equatable & Sendable>(
 
 /// A row that applies to every input the predicate accepts (for example `any`), in the transition's
 /// from-states.
+@inlinable
 public func | <State: Sendable, Input: Sendable>(
     input: @escaping @Sendable (Input) -> Bool,
     transition: Transition<State>
@@ -67,6 +73,7 @@ public func | <State: Sendable, Input: Sendable>(
 
 /// A row that applies to the input equal to `input` in every state, computing the next state from the
 /// current one: `.increment | { $0 + 1 }`.
+@inlinable
 public func | <State: Sendable, Input: Equatable & Sendable>(
     input: Input,
     nextState: @escaping @Sendable (State) -> State
@@ -78,6 +85,7 @@ public func | <State: Sendable, Input: Equatable & Sendable>(
 
 /// A row with an effect: when `mapping` applies, `effect` is started after the transition. Use
 /// `.empty` for no effect.
+@inlinable
 public func | <State: Sendable, Input: Sendable>(
     mapping: @escaping Automaton<State, Input>.Mapping,
     effect: SignalProducer<Input, Never>
@@ -95,6 +103,7 @@ public func | <State: Sendable, Input: Sendable>(
 /// automaton is released, and from then on `send` does nothing. Because it never ends, an automaton
 /// with a running closure effect never completes its `replies` after its input completes; use a
 /// `SignalProducer` effect that completes when that matters.
+@inlinable
 public func | <State: Sendable, Input: Sendable>(
     mapping: @escaping Automaton<State, Input>.Mapping,
     effect: @escaping @Sendable (_ send: @escaping @Sendable (Input) -> Void) -> Void
@@ -107,11 +116,13 @@ public func | <State: Sendable, Input: Sendable>(
 
 /// Matches anything: use it as a from-state (`.reset | any => .idle`) or as an input
 /// (`any | .broken => .broken`).
+@inlinable
 public func any<Value>(_: Value) -> Bool {
     true
 }
 
 /// Combines mapping rows into one mapping: the first row that applies wins.
+@inlinable
 public func reduce<State, Input>(
     _ mappings: [Automaton<State, Input>.Mapping]
 ) -> Automaton<State, Input>.Mapping {
@@ -125,6 +136,7 @@ public func reduce<State, Input>(
 }
 
 /// Combines mapping rows with effects into one mapping: the first row that applies wins.
+@inlinable
 public func reduce<State, Input>(
     _ mappings: [Automaton<State, Input>.EffectMapping]
 ) -> Automaton<State, Input>.EffectMapping {

@@ -81,8 +81,10 @@ package final class Lock: @unchecked Sendable {
 /// A value that can only be touched while its lock is held (the `NIOLockedValueBox` pattern).
 @usableFromInline
 package final class Locked<State> {
+    // `state` opts out of dynamic exclusivity checks: the lock, not Swift's access rules, keeps its
+    // accesses apart, and the checks would cost more than the lock.
     @usableFromInline let lock = Lock()
-    @usableFromInline var state: State
+    @usableFromInline @exclusivity(unchecked) var state: State
 
     @usableFromInline
     package init(_ state: State) {

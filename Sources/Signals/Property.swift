@@ -1,31 +1,35 @@
-/// The value and change signal behind a property. Writes take the signal's lock, then the value's
-/// lock; reads take only the value's lock.
-package final class PropertyStorage<Value: Sendable>: Sendable {
-    private struct Box {
-        var value: Value
-        var version: UInt64
-    }
-
-    private let box: Locked<Box>
+/// The value and change signal behind a property.
+///
+/// The value is guarded by the change signal's own lock, so a write stores the value and queues its
+/// notification in one critical section (no change can be observed out of order), and a read takes
+/// that one lock briefly (it is never held while observers run).
+@usableFromInline
+package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
+    // Safe: `current` and `version` are only read or written with `signal.lock` held: in `value`, and
+    // in the conditions `signal.send(_:if:)` and `signal.observe(_:initial:)` run under that lock.
+    @usableFromInline @exclusivity(unchecked) var current: Value
+    @usableFromInline @exclusivity(unchecked) var version: UInt64 = 0
     /// Emits each change after it is stored; completes when the owner calls `complete()`.
-    package let signal: Signal<Value, Never>
+    @usableFromInline package let signal: Signal<Value, Never>
 
+    @inlinable
     package init(_ value: Value) {
-        box = Locked(Box(value: value, version: 0))
+        current = value
         signal = Signal()
     }
 
+    @inlinable
     package var value: Value {
-        box.withCriticalRegion { $0.value }
+        signal.lock.withLock { current }
     }
 
-    /// Stores `newValue`, then notifies observers (now, or after the delivery in progress).
+    /// Stores `newValue`, then notifies observers (now, or after the delivery in progress). Ignored
+    /// once the change signal has completed.
+    @inlinable
     package func set(_ newValue: Value) {
         signal.send(.value(newValue), if: {
-            box.withCriticalRegion { box in
-                box.value = newValue
-                box.version &+= 1
-            }
+            current = newValue
+            version &+= 1
             return true
         })
     }
@@ -34,19 +38,17 @@ package final class PropertyStorage<Value: Sendable>: Sendable {
     /// value in between, so `action` may run more than once.
     package func modify<Result>(_ action: (inout Value) throws -> Result) rethrows -> Result {
         while true {
-            let (current, version) = box.withCriticalRegion { ($0.value, $0.version) }
-            var updated = current
+            let (snapshot, snapshotVersion) = signal.lock.withLock { (current, version) }
+            var updated = snapshot
             let result = try action(&updated)
             let newValue = updated
             var committed = false
             signal.send(.value(newValue), if: {
-                committed = box.withCriticalRegion { box in
-                    guard box.version == version else { return false }
-                    box.value = newValue
-                    box.version &+= 1
-                    return true
-                }
-                return committed
+                guard version == snapshotVersion else { return false }
+                current = newValue
+                version &+= 1
+                committed = true
+                return true
             })
             if committed || signal.hasTerminated { return result }
         }
@@ -56,7 +58,7 @@ package final class PropertyStorage<Value: Sendable>: Sendable {
     /// in between.
     package var producer: SignalProducer<Value, Never> {
         SignalProducer { [self] observer, lifetime in
-            lifetime += signal.observe(observer, initial: { .value(self.value) })
+            lifetime += signal.observe(observer, initial: { .value(self.current) })
         }
     }
 
@@ -79,6 +81,7 @@ public final class Property<Value: Sendable>: Sendable {
     /// Keeps alive what feeds this property, if anything.
     private let source: (any Sendable)?
 
+    @usableFromInline
     package init(storage: PropertyStorage<Value>, source: (any Sendable)? = nil) {
         self.storage = storage
         self.source = source

@@ -17,7 +17,9 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     // Safe: every stored `var` below is guarded by `lock`, except `observers`, which belongs to whoever
     // holds `lock` while `isDelivering` is false, and to the single delivering thread while it is true
     // (other threads then queue their additions in `pending` and their removals in `pendingRemovals`).
-    // `isDelivering` only changes under `lock`, which orders the hand-overs.
+    // `isDelivering` only changes under `lock`, which orders the hand-overs. Because this protocol, not
+    // Swift's access rules, keeps the accesses apart, the properties opt out of the dynamic exclusivity
+    // checks (`@exclusivity(unchecked)`), which otherwise cost more than the lock on every send.
 
     @usableFromInline
     struct Entry {
@@ -38,18 +40,18 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     }
 
     @usableFromInline let lock = Lock()
-    @usableFromInline var isDelivering = false
+    @usableFromInline @exclusivity(unchecked) var isDelivering = false
     /// False once a terminal event has been accepted (it may still be waiting in `pending`).
-    @usableFromInline var acceptsEvents = true
+    @usableFromInline @exclusivity(unchecked) var acceptsEvents = true
     /// Set once the terminal event has reached every observer.
-    @usableFromInline var terminal: Event<Value, Error>?
-    @usableFromInline var pending = FIFOQueue<Work>()
+    @usableFromInline @exclusivity(unchecked) var terminal: Event<Value, Error>?
+    @usableFromInline @exclusivity(unchecked) var pending = FIFOQueue<Work>()
     /// Observers detached while the signal was delivering. The delivering thread drops them before it
     /// delivers anything more, so a detached observer misses the events already queued too. A token
     /// whose `.add` is still in `pending` waits here until that `.add` is dropped.
-    @usableFromInline var pendingRemovals: ContiguousArray<UInt64> = []
-    @usableFromInline var nextToken: UInt64 = 0
-    @usableFromInline var observers: ContiguousArray<Entry> = []
+    @usableFromInline @exclusivity(unchecked) var pendingRemovals: ContiguousArray<UInt64> = []
+    @usableFromInline @exclusivity(unchecked) var nextToken: UInt64 = 0
+    @usableFromInline @exclusivity(unchecked) var observers: ContiguousArray<Entry> = []
 
     @usableFromInline
     init() {}
@@ -88,6 +90,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     /// Sends `event` only if `condition`, evaluated under the lock together with the decision to queue
     /// or deliver, returns true. `condition` must be package code, never a user closure. Properties use
     /// it so that a change of value and the order of its notification cannot be separated.
+    @inlinable
     package func send(_ event: Event<Value, Error>, if condition: () -> Bool) {
         lock.lock()
         guard acceptsEvents, condition() else {
@@ -109,6 +112,11 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
         }
         if isDelivering {
             pending.append(.event(event))
+            lock.unlock()
+            return
+        }
+        if observers.isEmpty && !event.isTerminating {
+            // Nobody to tell, and no delivery to take over: one lock round trip.
             lock.unlock()
             return
         }

@@ -32,6 +32,7 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
 
     /// Whether this is `SignalProducer.empty`, which completes at once without a value, so that starting
     /// it can be skipped. A producer built otherwise reports `false` even if it behaves the same.
+    @inlinable
     package var isEmpty: Bool { isKnownEmpty }
 
     /// A producer that forwards the events `signal` sends while it is started. Disposing the run
@@ -152,6 +153,7 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     /// Runs the start handler directly with `observer` and `lifetime`, without the `Signal` that
     /// `start` creates: for package code that serializes and guards events itself (the automaton's
     /// engine). The caller owns `lifetime` and must end it when the run terminates.
+    @inlinable
     package func run(_ observer: Observer<Value, Error>, lifetime: Lifetime) {
         startHandler(observer, lifetime)
     }
