@@ -124,6 +124,12 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// `send` returns, together with any input queued meanwhile; otherwise it is queued and processed
     /// by the thread already processing, and `send` returns at once. Ignored after the input signal
     /// completed or was interrupted.
+    ///
+    /// One difference in timing: the `input` signal is a `Signal`, so a value sent into it while it is
+    /// delivering (for example from a `replies` observer, while the automaton processes a value that
+    /// came through `input`) waits in that signal until its current delivery returns, that is, until
+    /// the automaton has processed everything already queued. `send` queues the input in the
+    /// automaton at once instead. From inside observers and effects, prefer `send`.
     @inlinable
     public func send(_ input: Input) {
         engine.send(input, from: nil)

