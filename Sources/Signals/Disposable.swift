@@ -64,10 +64,23 @@ public final class AnyDisposable: Disposable {
 /// Adding to a composite that is already disposed disposes the new disposable at once. `dispose()`
 /// runs the inner disposals on the calling thread with no lock held.
 public final class CompositeDisposable: Disposable {
-    private struct State {
+    /// What the composite disposes: a disposable, or a closure (kept as is, to save an allocation).
+    fileprivate enum Entry: Sendable {
+        case disposable(Disposable)
+        case action(@Sendable () -> Void)
+
+        func dispose() {
+            switch self {
+            case let .disposable(disposable): disposable.dispose()
+            case let .action(action): action()
+            }
+        }
+    }
+
+    fileprivate struct State: Sendable {
         var isDisposed = false
         var nextToken: UInt64 = 0
-        var disposables: [(token: UInt64, disposable: Disposable)] = []
+        var entries: [(token: UInt64, entry: Entry)] = []
     }
 
     private let state = Locked(State())
@@ -76,7 +89,7 @@ public final class CompositeDisposable: Disposable {
     public init(_ disposables: [Disposable] = []) {
         state.withCriticalRegion { state in
             for disposable in disposables {
-                state.disposables.append((state.nextToken, disposable))
+                state.entries.append((state.nextToken, .disposable(disposable)))
                 state.nextToken += 1
             }
         }
@@ -95,40 +108,42 @@ public final class CompositeDisposable: Disposable {
     @discardableResult
     public func add(_ disposable: Disposable?) -> Disposable? {
         guard let disposable else { return nil }
+        return add(.disposable(disposable))
+    }
+
+    /// Adds a closure to run when this composite is disposed (at once if it already is). See
+    /// `add(_:)`.
+    @discardableResult
+    public func add(_ action: @escaping @Sendable () -> Void) -> Disposable? {
+        add(.action(action))
+    }
+
+    private func add(_ entry: Entry) -> Disposable? {
         let token: UInt64? = state.withCriticalRegion { state in
             guard !state.isDisposed else { return nil }
             let token = state.nextToken
             state.nextToken += 1
-            state.disposables.append((token, disposable))
+            state.entries.append((token, entry))
             return token
         }
         guard let token else {
-            disposable.dispose()
+            entry.dispose()
             return nil
         }
-        return AnyDisposable { [weak self] in
-            self?.state.withCriticalRegion { state in
-                state.disposables.removeAll { $0.token == token }
-            }
-        }
+        return RemovalHandle(state: state, token: token)
     }
 
-    /// Adds a closure to run when this composite is disposed. See `add(_:)`.
-    @discardableResult
-    public func add(_ action: @escaping @Sendable () -> Void) -> Disposable? {
-        add(AnyDisposable(action))
-    }
-
-    /// Disposes, once; later calls do nothing. Thread safe; runs inner disposals with no lock held.
+    /// Disposes every added disposable and runs every added closure, in the order they were added,
+    /// once; later calls do nothing. Thread safe; runs them with no lock held.
     public func dispose() {
-        let disposables = state.withCriticalRegion { state -> [(token: UInt64, disposable: Disposable)] in
+        let entries = state.withCriticalRegion { state -> [(token: UInt64, entry: Entry)] in
             guard !state.isDisposed else { return [] }
             state.isDisposed = true
-            defer { state.disposables = [] }
-            return state.disposables
+            defer { state.entries = [] }
+            return state.entries
         }
-        for (_, disposable) in disposables {
-            disposable.dispose()
+        for (_, entry) in entries {
+            entry.dispose()
         }
     }
 
@@ -142,6 +157,30 @@ public final class CompositeDisposable: Disposable {
     @discardableResult
     public static func += (composite: CompositeDisposable, action: @escaping @Sendable () -> Void) -> Disposable? {
         composite.add(action)
+    }
+
+    /// Removes one entry from its composite, without disposing it, when disposed. It counts as disposed
+    /// once its entry is gone, whether it removed it or the composite was disposed.
+    private final class RemovalHandle: Disposable {
+        private let state: Locked<State>
+        private let token: UInt64
+
+        init(state: Locked<State>, token: UInt64) {
+            self.state = state
+            self.token = token
+        }
+
+        var isDisposed: Bool {
+            state.withCriticalRegion { state in !state.entries.contains { $0.token == token } }
+        }
+
+        func dispose() {
+            state.withCriticalRegion { state in
+                if let index = state.entries.firstIndex(where: { $0.token == token }) {
+                    state.entries.remove(at: index)
+                }
+            }
+        }
     }
 }
 

@@ -10,96 +10,136 @@ import Android
 import WinSDK
 #endif
 
-/// The one lock type of the package: `os_unfair_lock` on Apple platforms, `pthread_mutex_t` elsewhere.
-///
-/// It is not recursive. Code holding it must never call out to user code (observers, mappings,
-/// effects, scheduler actions): compute what to do under the lock, release it, then act.
-@usableFromInline
-package final class Lock: @unchecked Sendable {
-    // Safe: the pointer is allocated once, never reassigned, and only used through the platform lock API.
-    #if canImport(os)
-    @usableFromInline let primitive: UnsafeMutablePointer<os_unfair_lock>
-    #elseif canImport(WinSDK)
-    @usableFromInline let primitive: UnsafeMutablePointer<SRWLOCK>
-    #else
-    @usableFromInline let primitive: UnsafeMutablePointer<pthread_mutex_t>
-    #endif
+#if canImport(os)
+@usableFromInline typealias LockPrimitive = os_unfair_lock
+#elseif canImport(WinSDK)
+@usableFromInline typealias LockPrimitive = SRWLOCK
+#else
+@usableFromInline typealias LockPrimitive = pthread_mutex_t
+#endif
 
-    @usableFromInline
-    package init() {
-        primitive = .allocate(capacity: 1)
-        #if canImport(os)
-        primitive.initialize(to: os_unfair_lock())
-        #elseif canImport(WinSDK)
-        InitializeSRWLock(primitive)
-        #else
-        primitive.initialize(to: pthread_mutex_t())
-        let result = pthread_mutex_init(primitive, nil)
-        precondition(result == 0, "Internal inconsistency: pthread_mutex_init failed with \(result)")
-        #endif
+/// One allocation holding a value and the platform lock that guards it (`os_unfair_lock` on Apple
+/// platforms, `pthread_mutex_t` elsewhere), as swift-nio's `NIOLock` does: the lock lives at a stable
+/// address in the buffer's tail, which a Swift stored property does not guarantee.
+@usableFromInline
+final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
+    @inlinable
+    static func make(_ value: Value) -> LockStorage<Value> {
+        let buffer = create(minimumCapacity: 1) { _ in value }
+        let storage = unsafeDowncast(buffer, to: LockStorage<Value>.self)
+        storage.withUnsafeMutablePointerToElements { primitive in
+            #if canImport(os)
+            primitive.initialize(to: os_unfair_lock())
+            #elseif canImport(WinSDK)
+            InitializeSRWLock(primitive)
+            #else
+            primitive.initialize(to: pthread_mutex_t())
+            let result = pthread_mutex_init(primitive, nil)
+            precondition(result == 0, "Internal inconsistency: pthread_mutex_init failed with \(result)")
+            #endif
+        }
+        return storage
     }
 
     deinit {
-        #if !canImport(os) && !canImport(WinSDK)
-        pthread_mutex_destroy(primitive)
-        #endif
-        primitive.deinitialize(count: 1)
-        primitive.deallocate()
+        withUnsafeMutablePointerToElements { primitive in
+            #if !canImport(os) && !canImport(WinSDK)
+            _ = pthread_mutex_destroy(primitive)
+            #endif
+            _ = primitive.deinitialize(count: 1)
+        }
+    }
+
+    @inlinable @inline(__always)
+    func lock() {
+        withUnsafeMutablePointerToElements { primitive in
+            #if canImport(os)
+            os_unfair_lock_lock(primitive)
+            #elseif canImport(WinSDK)
+            AcquireSRWLockExclusive(primitive)
+            #else
+            _ = pthread_mutex_lock(primitive)
+            #endif
+        }
+    }
+
+    @inlinable @inline(__always)
+    func unlock() {
+        withUnsafeMutablePointerToElements { primitive in
+            #if canImport(os)
+            os_unfair_lock_unlock(primitive)
+            #elseif canImport(WinSDK)
+            ReleaseSRWLockExclusive(primitive)
+            #else
+            _ = pthread_mutex_unlock(primitive)
+            #endif
+        }
+    }
+}
+
+/// The one lock type of the package. Not recursive.
+///
+/// Code holding it must never call out to user code (observers, mappings, effects, scheduler actions):
+/// compute what to do under the lock, release it, then act. Copies share the same lock.
+@usableFromInline
+package struct Lock: @unchecked Sendable {
+    // Safe: the storage is only used through the platform lock API, which is thread safe.
+    @usableFromInline let storage: LockStorage<Void>
+
+    @inlinable
+    package init() {
+        storage = .make(())
     }
 
     @inlinable @inline(__always)
     package func lock() {
-        #if canImport(os)
-        os_unfair_lock_lock(primitive)
-        #elseif canImport(WinSDK)
-        AcquireSRWLockExclusive(primitive)
-        #else
-        pthread_mutex_lock(primitive)
-        #endif
+        storage.lock()
     }
 
     @inlinable @inline(__always)
     package func unlock() {
-        #if canImport(os)
-        os_unfair_lock_unlock(primitive)
-        #elseif canImport(WinSDK)
-        ReleaseSRWLockExclusive(primitive)
-        #else
-        pthread_mutex_unlock(primitive)
-        #endif
+        storage.unlock()
     }
 
     /// Runs `body` with the lock held. `body` must be package code that calls no user closure.
     @inlinable @inline(__always)
     package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
-        lock()
-        defer { unlock() }
+        storage.lock()
+        defer { storage.unlock() }
         return try body()
     }
 }
 
-/// A value that can only be touched while its lock is held (the `NIOLockedValueBox` pattern).
+/// A value that can only be touched while its lock is held (the `NIOLockedValueBox` pattern). Copies
+/// share the same value and lock.
 @usableFromInline
-package final class Locked<State> {
-    // `state` opts out of dynamic exclusivity checks: the lock, not Swift's access rules, keeps its
-    // accesses apart, and the checks would cost more than the lock.
-    @usableFromInline let lock = Lock()
-    @usableFromInline @exclusivity(unchecked) var state: State
+package struct Locked<State> {
+    @usableFromInline let storage: LockStorage<State>
 
-    @usableFromInline
+    @inlinable
     package init(_ state: State) {
-        self.state = state
+        storage = .make(state)
     }
 
     /// Runs `body` on the state with the lock held. `body` must be package code that calls no user closure.
     @inlinable @inline(__always)
     package func withCriticalRegion<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
+        try storage.withUnsafeMutablePointers { state, primitive in
+            #if canImport(os)
+            os_unfair_lock_lock(primitive)
+            defer { os_unfair_lock_unlock(primitive) }
+            #elseif canImport(WinSDK)
+            AcquireSRWLockExclusive(primitive)
+            defer { ReleaseSRWLockExclusive(primitive) }
+            #else
+            _ = pthread_mutex_lock(primitive)
+            defer { pthread_mutex_unlock(primitive) }
+            #endif
+            return try body(&state.pointee)
+        }
     }
 }
 
-// Safe: `state` is only read or written inside `withCriticalRegion`, under `lock`, and what is stored
-// there may cross threads because it is itself `Sendable`.
+// Safe: the state is only read or written inside `withCriticalRegion`, under the lock, and what is
+// stored there may cross threads because it is itself `Sendable`.
 extension Locked: @unchecked Sendable where State: Sendable {}
