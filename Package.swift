@@ -10,7 +10,9 @@ let package = Package(
         .executable(name: "automaton-demo", targets: ["AutomatonDemo"]),
     ],
     targets: [
-        .target(name: "Signals"),
+        // Atomic word operations for the Signals delivery fast path (C, inlined; not a product).
+        .target(name: "SignalsAtomics"),
+        .target(name: "Signals", dependencies: ["SignalsAtomics"]),
         .target(name: "Automaton", dependencies: ["Signals"]),
         .executableTarget(name: "AutomatonDemo", dependencies: ["Automaton", "Signals"]),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),

@@ -10,6 +10,8 @@ import Android
 import WinSDK
 #endif
 
+import SignalsAtomics
+
 #if canImport(os)
 @usableFromInline typealias LockPrimitive = os_unfair_lock
 #elseif canImport(WinSDK)
@@ -81,14 +83,36 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
 ///
 /// Code holding it must never call out to user code (observers, mappings, effects, scheduler actions):
 /// compute what to do under the lock, release it, then act. Copies share the same lock.
+///
+/// A lock also carries one atomic machine word, stored in the same allocation, for state that a fast
+/// path reads and changes without taking the lock (`Signal` keeps its delivery state there).
 @usableFromInline
 package struct Lock: @unchecked Sendable {
-    // Safe: the storage is only used through the platform lock API, which is thread safe.
-    @usableFromInline let storage: LockStorage<Void>
+    // Safe: the storage is only used through the platform lock API and the atomic word operations,
+    // which are thread safe.
+    @usableFromInline let storage: LockStorage<UInt>
 
     @inlinable
     package init() {
-        storage = .make(())
+        storage = .make(0)
+    }
+
+    /// The atomic word's value (acquire).
+    @inlinable @inline(__always)
+    package func loadWord() -> UInt {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_load($0) }
+    }
+
+    /// Sets the atomic word (release).
+    @inlinable @inline(__always)
+    package func storeWord(_ value: UInt) {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_store($0, value) }
+    }
+
+    /// Replaces the atomic word with `desired` if it is `expected`; returns whether it did.
+    @inlinable @inline(__always)
+    package func compareExchangeWord(expected: UInt, desired: UInt) -> Bool {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_compare_exchange($0, expected, desired) }
     }
 
     @inlinable @inline(__always)

@@ -1,3 +1,19 @@
+/// The bits of the atomic word a `Signal` keeps with its lock.
+///
+/// - `delivering`: one thread owns `observers` and the delivering role. An uncontended send takes
+///   it with one compare-and-swap from 0 and gives it back with another, without the lock.
+/// - `pending`: work was queued (`pending` or `pendingRemovals`) while delivering. Set with `lock`
+///   held, only while `delivering` is set; cleared with `lock` held by the delivering thread when
+///   it gives up the role with nothing left queued. It makes the lock-free give-back fail, so the
+///   deliverer takes the lock and drains.
+/// - `closed`: a terminal event was accepted; set with `lock` held, never cleared.
+@usableFromInline
+enum DeliveryState {
+    @inlinable static var delivering: UInt { 1 }
+    @inlinable static var pending: UInt { 2 }
+    @inlinable static var closed: UInt { 4 }
+}
+
 /// A hot stream of events: it delivers whatever is sent into its input to the observers attached at
 /// that moment. Observing a signal does not start any work.
 ///
@@ -14,12 +30,13 @@
 ///   event at once, on the thread that adds it.
 /// - No internal lock is held while an observer runs.
 public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Sendable {
-    // Safe: every stored `var` below is guarded by `lock`, except `observers`, which belongs to whoever
-    // holds `lock` while `isDelivering` is false, and to the single delivering thread while it is true
-    // (other threads then queue their additions in `pending` and their removals in `pendingRemovals`).
-    // `isDelivering` only changes under `lock`, which orders the hand-overs. Because this protocol, not
-    // Swift's access rules, keeps the accesses apart, the properties opt out of the dynamic exclusivity
-    // checks (`@exclusivity(unchecked)`), which otherwise cost more than the lock on every send.
+    // Safe: the delivery state lives in `lock`'s atomic word (see `DeliveryState`). `pending`,
+    // `pendingRemovals`, `terminal` and `nextToken` are only touched with `lock` held. `observers`
+    // belongs to whichever thread has set the `delivering` bit (the delivering thread, or a thread
+    // changing observers with `lock` held); the bit is set and cleared with acquire/release atomics, so
+    // each owner sees the previous owner's writes. Because this protocol, not Swift's access rules,
+    // keeps the accesses apart, the properties opt out of the dynamic exclusivity checks, which would
+    // cost more than the send itself.
 
     @usableFromInline
     struct Entry {
@@ -40,9 +57,6 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     }
 
     @usableFromInline let lock = Lock()
-    @usableFromInline @exclusivity(unchecked) var isDelivering = false
-    /// False once a terminal event has been accepted (it may still be waiting in `pending`).
-    @usableFromInline @exclusivity(unchecked) var acceptsEvents = true
     /// Set once the terminal event has reached every observer.
     @usableFromInline @exclusivity(unchecked) var terminal: Event<Value, Error>?
     @usableFromInline @exclusivity(unchecked) var pending = FIFOQueue<Work>()
@@ -81,8 +95,21 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
 
     // MARK: Sending
 
+    /// Sends `event`: delivers it now if nobody is delivering, or queues it behind the current delivery.
+    ///
+    /// The uncontended path (a value, nobody delivering, nothing queued) takes the delivering role and
+    /// gives it back with one compare-and-swap each, and takes no lock.
     @inlinable
     func send(_ event: Event<Value, Error>) {
+        if !event.isTerminating,
+            lock.compareExchangeWord(expected: 0, desired: DeliveryState.delivering)
+        {
+            deliver(event)
+            if !lock.compareExchangeWord(expected: DeliveryState.delivering, desired: 0) {
+                drain()
+            }
+            return
+        }
         lock.lock()
         sendWithLockHeld(event)
     }
@@ -93,46 +120,46 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     @inlinable
     package func send(_ event: Event<Value, Error>, if condition: () -> Bool) {
         lock.lock()
-        guard acceptsEvents, condition() else {
+        guard lock.loadWord() & DeliveryState.closed == 0, condition() else {
             lock.unlock()
             return
         }
         sendWithLockHeld(event)
     }
 
-    /// The body of `send`, entered with `lock` held; it releases the lock before delivering.
+    /// The slow path of `send`, entered with `lock` held; it releases the lock before delivering.
     @inlinable
     func sendWithLockHeld(_ event: Event<Value, Error>) {
-        guard acceptsEvents else {
+        let closing = event.isTerminating ? DeliveryState.closed : 0
+        while true {
+            let word = lock.loadWord()
+            if word & DeliveryState.closed != 0 {
+                lock.unlock()
+                return
+            }
+            if word & DeliveryState.delivering != 0 {
+                // Someone is delivering: queue behind it. The `pending` bit makes its lock-free
+                // give-back fail, so it will take the lock and find this event.
+                guard lock.compareExchangeWord(expected: word, desired: word | DeliveryState.pending | closing) else {
+                    continue
+                }
+                pending.append(.event(event))
+                lock.unlock()
+                return
+            }
+            if observers.isEmpty && closing == 0 {
+                // Nobody to tell: a value changes nothing.
+                lock.unlock()
+                return
+            }
+            guard lock.compareExchangeWord(expected: word, desired: word | DeliveryState.delivering | closing) else {
+                continue
+            }
             lock.unlock()
+            deliver(event)
+            drain()
             return
         }
-        if event.isTerminating {
-            acceptsEvents = false
-        }
-        if isDelivering {
-            pending.append(.event(event))
-            lock.unlock()
-            return
-        }
-        if observers.isEmpty && !event.isTerminating {
-            // Nobody to tell, and no delivery to take over: one lock round trip.
-            lock.unlock()
-            return
-        }
-        isDelivering = true
-        lock.unlock()
-
-        deliver(event)
-
-        lock.lock()
-        if pending.isEmpty && pendingRemovals.isEmpty {
-            isDelivering = false
-            lock.unlock()
-            return
-        }
-        lock.unlock()
-        drain()
     }
 
     /// Delivers one event to every observer. Only the delivering thread calls it.
@@ -157,7 +184,8 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
         lock.withLock { terminal = event }
     }
 
-    /// Delivers queued work until the queue is empty, then gives up the delivering role.
+    /// Delivers queued work until the queue is empty, then gives up the delivering role. Only the
+    /// delivering thread calls it.
     @usableFromInline
     func drain() {
         while true {
@@ -168,7 +196,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
             guard let work = pending.removeFirst() else {
                 // Nothing queued: a removal still waiting for its `.add` is left over from termination.
                 pendingRemovals.removeAll(keepingCapacity: true)
-                isDelivering = false
+                releaseDeliveringRole()
                 lock.unlock()
                 return
             }
@@ -190,6 +218,29 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
                     lock.unlock()
                     if let initial { entry.observer.action(initial) }
                 }
+            }
+        }
+    }
+
+    /// Clears `delivering` and `pending`, keeping `closed`. Called with `lock` held by the thread that
+    /// owns the role: nobody else can change the word then (the lock-free path only takes the role
+    /// from 0, and everything else changes it under the lock).
+    @inlinable
+    func releaseDeliveringRole() {
+        lock.storeWord(lock.loadWord() & DeliveryState.closed)
+    }
+
+    /// Takes the delivering role with `lock` held, to change `observers` directly, if nobody holds it.
+    /// Returns false if someone is delivering; then `pending` is set, and the caller must queue its
+    /// change for the deliverer before releasing the lock.
+    @usableFromInline
+    func takeDeliveringRoleOrMarkPending() -> Bool {
+        while true {
+            let word = lock.loadWord()
+            if word & DeliveryState.delivering != 0 {
+                if lock.compareExchangeWord(expected: word, desired: word | DeliveryState.pending) { return false }
+            } else if lock.compareExchangeWord(expected: word, desired: word | DeliveryState.delivering) {
+                return true
             }
         }
     }
@@ -246,17 +297,17 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
         nextToken &+= 1
         let entry = Entry(token: token, observer: observer)
         let initialEvent = initial?()
-        if isDelivering {
+        if !takeDeliveringRoleOrMarkPending() {
             pending.append(.add(entry, initial: initialEvent))
             lock.unlock()
         } else {
             observers.append(entry)
             if let initialEvent {
-                isDelivering = true
                 lock.unlock()
                 observer.action(initialEvent)
                 drain()
             } else {
+                releaseDeliveringRole()
                 lock.unlock()
             }
         }
@@ -265,17 +316,18 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
 
     /// Whether a terminal event has been accepted.
     package var hasTerminated: Bool {
-        lock.withLock { !acceptsEvents }
+        lock.loadWord() & DeliveryState.closed != 0
     }
 
     func removeObserver(_ token: UInt64) {
         lock.lock()
         defer { lock.unlock() }
         if terminal != nil { return }
-        if isDelivering {
-            pendingRemovals.append(token)
-        } else {
+        if takeDeliveringRoleOrMarkPending() {
             removeEntry(token)
+            releaseDeliveringRole()
+        } else {
+            pendingRemovals.append(token)
         }
     }
 }

@@ -1,0 +1,3 @@
+// Everything is in include/SignalsAtomics.h, as static inline functions; this file only gives the
+// target a source file.
+#include "SignalsAtomics.h"

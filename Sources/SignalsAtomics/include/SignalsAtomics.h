@@ -1,0 +1,30 @@
+// Atomic operations on one machine word, for the Signals library's delivery fast path.
+//
+// Swift's own `Synchronization.Atomic` needs macOS 15 / iOS 18; these wrappers over the compiler's
+// `__atomic` builtins work on every supported platform, are inlined into Swift callers, and are seen
+// by the thread sanitizer. Package-internal: not API.
+
+#ifndef SIGNALS_ATOMICS_H
+#define SIGNALS_ATOMICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/// Loads the word (acquire).
+static inline uintptr_t signals_atomic_load(uintptr_t *_Nonnull word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+/// Stores `value` (release).
+static inline void signals_atomic_store(uintptr_t *_Nonnull word, uintptr_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
+/// Replaces the word with `desired` if it equals `expected` (acquire-release); returns whether it did.
+static inline bool signals_atomic_compare_exchange(uintptr_t *_Nonnull word, uintptr_t expected,
+                                                   uintptr_t desired) {
+    return __atomic_compare_exchange_n(word, &expected, desired, false, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+
+#endif
