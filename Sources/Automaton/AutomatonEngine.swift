@@ -9,21 +9,24 @@ import Signals
 /// The per-input path is `@inlinable`, so that it is specialized for the caller's `State` and `Input`
 /// instead of looking up generic metadata at run time on every input.
 ///
-/// At most one thread at a time holds the processing role (`EngineStateMachine.isProcessing`, taken and
-/// given up under the lock). The current state and the root's latest child belong to that role: only
+/// At most one thread at a time holds the processing role (the `processing` bit of the gate word; see
+/// `ProcessingGate`): an outside input that finds nothing queued and nobody processing takes and gives
+/// it back with a compare-and-swap each, anything else goes through the lock. The current state and the root's latest child belong to that role: only
 /// the thread holding it reads or writes them, so a transition that starts, replaces and waits for no
 /// effect needs no lock beyond taking and giving up the role.
 @usableFromInline
 final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendable {
     // Safe: `state` and `rootLatestChild` are only touched by the thread holding the processing role,
-    // which is handed over under `machine`'s lock (so each holder sees the previous holder's writes);
-    // everything else is immutable or is `machine`, itself a lock.
+    // which is handed over with acquire/release atomics on the gate word (so each holder sees the
+    // previous holder's writes); everything else is immutable or is `machine`, itself a lock.
     /// The mapping with "no effect" spelled as `nil`, so that effect-free transitions start nothing.
     @usableFromInline
     typealias Transition = @Sendable (State, Input) -> (State, SignalProducer<Input, Never>?)?
 
     @usableFromInline let mapping: Transition
     @usableFromInline let machine: Locked<EngineStateMachine<State, Input>>
+    /// Carries the gate word (see `ProcessingGate`); its mutex is unused.
+    @usableFromInline let gate: Lock
     @usableFromInline let stateStorage: PropertyStorage<State>
     @usableFromInline let replies: Signal<Reply<State, Input>, Never>
     @usableFromInline let repliesInput: Observer<Reply<State, Input>, Never>
@@ -41,7 +44,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         )
         self.mapping = mapping
         self.state = state
-        machine = Locked(EngineStateMachine(isLatest: strategy == .latest))
+        let gate = Lock()
+        self.gate = gate
+        machine = Locked(EngineStateMachine(isLatest: strategy == .latest, gate: gate))
         stateStorage = PropertyStorage(state)
         (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipe()
     }
@@ -51,6 +56,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// Processes `input` now if no other input is being processed, or queues it behind the current one.
     @inlinable
     func send(_ input: Input, from origin: EffectID?) {
+        if origin == nil, gate.compareExchangeWord(expected: 0, desired: ProcessingGate.processing) {
+            // Nothing queued, nobody processing, still active: process without the lock.
+            process(PendingInput(input: input, origin: nil))
+            if !gate.compareExchangeWord(expected: ProcessingGate.processing, desired: 0) {
+                drain()
+            }
+            return
+        }
         let action = machine.withCriticalRegion { $0.send(input, from: origin) }
         guard case let .process(pending) = action else { return }
         process(pending)

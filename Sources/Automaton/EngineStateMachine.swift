@@ -4,6 +4,20 @@ import Signals
 @usableFromInline
 typealias EffectID = UInt64
 
+/// The bits of the engine's gate word: the lock-free fast path for an outside input.
+///
+/// - `processing`: one thread holds the processing role (it owns the current state).
+/// - `blocked`: the fast path must not be used: inputs are queued, or the input signal has completed, or
+///   the automaton has terminated. Set and cleared only under the engine's lock.
+///
+/// An outside input takes the role with a compare-and-swap from 0 and gives it back with one to 0;
+/// either failing sends it through the lock.
+@usableFromInline
+enum ProcessingGate {
+    @inlinable static var processing: UInt { 1 }
+    @inlinable static var blocked: UInt { 2 }
+}
+
 /// An input waiting to be processed, with the effect that emitted it (`nil` for an outside input).
 @usableFromInline
 struct PendingInput<Input: Sendable>: Sendable {
@@ -87,15 +101,17 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline let isLatest: Bool
     @usableFromInline var phase = Phase.active
     @usableFromInline var queue = FIFOQueue<PendingInput<Input>>()
-    @usableFromInline var isProcessing = false
+    /// The gate word: see `ProcessingGate`. Only its atomic word is used.
+    @usableFromInline let gate: Lock
     @usableFromInline var nodes: [EffectID: EffectNode] = [:]
     @usableFromInline var nextEffectID: EffectID = 0
     /// Effects that have neither ended nor been cancelled.
     @usableFromInline var runningEffects = 0
 
     @inlinable
-    init(isLatest: Bool) {
+    init(isLatest: Bool, gate: Lock) {
         self.isLatest = isLatest
+        self.gate = gate
     }
 
     // MARK: Inputs
@@ -113,12 +129,19 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             nodes[origin]?.pendingInputs += 1
         }
         let pending = PendingInput(input: input, origin: origin)
-        if isProcessing {
-            queue.append(pending)
-            return .queued
+        while true {
+            let word = gate.loadWord()
+            if word & ProcessingGate.processing != 0 {
+                // Someone is processing: queue behind it, and block its lock-free give-back so that
+                // it comes here for this input.
+                if gate.compareExchangeWord(expected: word, desired: word | ProcessingGate.blocked) {
+                    queue.append(pending)
+                    return .queued
+                }
+            } else if gate.compareExchangeWord(expected: word, desired: word | ProcessingGate.processing) {
+                return .process(pending)
+            }
         }
-        isProcessing = true
-        return .process(pending)
     }
 
     @inlinable
@@ -129,8 +152,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             }
             return .process(pending)
         }
-        isProcessing = false
-        return .idle(completeReplies: shouldCompleteReplies)
+        // Give up the role; the fast path stays blocked unless the automaton is still active.
+        gate.storeWord(phase == .active ? 0 : ProcessingGate.blocked)
+        return .idle(completeReplies: phase == .inputCompleted && runningEffects == 0)
     }
 
     /// Records a successful transition for `pending`. `effectToken` is the lifetime token prepared for
@@ -220,7 +244,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     @inlinable
     var shouldCompleteReplies: Bool {
-        phase == .inputCompleted && !isProcessing && queue.isEmpty && runningEffects == 0
+        phase == .inputCompleted && gate.loadWord() & ProcessingGate.processing == 0 && queue.isEmpty
+            && runningEffects == 0
     }
 
     // MARK: Termination
@@ -230,7 +255,17 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     mutating func inputCompleted() -> Bool {
         guard phase == .active else { return false }
         phase = .inputCompleted
+        blockFastPath()
         return shouldCompleteReplies
+    }
+
+    /// Sets `blocked`, so that outside inputs take the lock and see the phase.
+    @inlinable
+    func blockFastPath() {
+        while true {
+            let word = gate.loadWord()
+            if gate.compareExchangeWord(expected: word, desired: word | ProcessingGate.blocked) { return }
+        }
     }
 
     /// Stops everything. Returns the tokens of every tracked effect in the order the effects started,
@@ -239,6 +274,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     mutating func terminate() -> [Lifetime.Token]? {
         guard phase != .terminated else { return nil }
         phase = .terminated
+        blockFastPath()
         queue.removeAll()
         let tokens = nodes.sorted { $0.key < $1.key }.map(\.value.token)
         nodes.removeAll()
