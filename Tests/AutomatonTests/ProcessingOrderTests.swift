@@ -17,10 +17,12 @@ struct ProcessingOrderTests {
             .login | .loggedOut => .loggingIn | effect,
         ]
         let automaton = Automaton(state: LoginState.loggedOut, mapping: reduce(mappings))
-        automaton.state.signal.observeValues { state in
+        // `unowned`: the automaton's signals hold these observers, so a strong capture would be a
+        // cycle. The observers only run during `send`, while the automaton is alive.
+        automaton.state.signal.observeValues { [unowned automaton] state in
             log.append("state \(state), value \(automaton.state.value)")
         }
-        automaton.replies.observeValues { reply in
+        automaton.replies.observeValues { [unowned automaton] reply in
             log.append("reply \(reply), value \(automaton.state.value)")
         }
 
@@ -113,7 +115,9 @@ struct ProcessingOrderTests {
         let second = Recording<Reply<Int, Counter>>()
         let third = Recording<Reply<Int, Counter>>()
         automaton.replies.observeValues { first.append($0) }
-        automaton.replies.observeValues { reply in
+        // `unowned`: the replies signal holds this observer, so a strong capture would be a cycle. It
+        // only runs during `send`, while the automaton is alive.
+        automaton.replies.observeValues { [unowned automaton] reply in
             second.append(reply)
             if reply.toState == 1 { automaton.send(.increment) }
         }

@@ -7,10 +7,12 @@ struct PropertyTests {
     func valueBeforeNotification() {
         let property = MutableProperty(0)
         let seen = LockedTestValue<[String]>([])
-        property.signal.observeValues { value in
+        // `unowned`: the property's signal holds these observers, so a strong capture would be a
+        // cycle. They only run during the writes below, while the property is alive.
+        property.signal.observeValues { [unowned property] value in
             seen.withValue { $0.append("signal \(value), value \(property.value)") }
         }
-        property.producer.startWithValues { value in
+        property.producer.startWithValues { [unowned property] value in
             seen.withValue { $0.append("producer \(value), value \(property.value)") }
         }
 
@@ -264,7 +266,9 @@ struct PropertyTests {
         let property = MutableProperty(0)
         let log = LockedTestValue<[String]>([])
         let depth = InFlightProbe()
-        property.signal.observeValues { value in
+        // `unowned`: the property's signal holds this observer, so a strong capture would be a cycle.
+        // It only runs during the write below, while the property is alive.
+        property.signal.observeValues { [unowned property] value in
             depth.run {
                 log.withValue { $0.append("first \(value) (value \(property.value))") }
                 if value < 3 { property.value = value + 1 }

@@ -18,6 +18,8 @@ struct SignalReentrancyTests {
         }
 
         input.send(value: "a")
+        // Ending the signal releases its observers, which hold `input`: otherwise a cycle.
+        input.sendCompleted()
 
         #expect(log.value == ["o1 a", "o2 a", "o3 a", "o1 b", "o2 b", "o3 b"])
         #expect(depth.maximum == 1)
@@ -46,6 +48,8 @@ struct SignalReentrancyTests {
         }
 
         input.send(value: "a")
+        // Ending the signal releases its observers, which hold `input`: otherwise a cycle.
+        input.sendCompleted()
 
         #expect(log.value == [
             "o1 a", "o2 a",

@@ -72,6 +72,11 @@ struct TestSchedulerTests {
             + (0..<20).map { Stamp(.seconds(1), "d\($0)") }
         #expect(log.all == expected)
         #expect(scheduler.pendingActionCount == 1)
+
+        // Run what is left: a pending action holds the scheduler, so leaving one would be a cycle.
+        scheduler.run()
+        #expect(log.all == expected + [Stamp(.seconds(2), "x")])
+        #expect(scheduler.pendingActionCount == 0)
     }
 
     @Test("advance(by:) runs only the actions that are due, in time order, and moves the clock")
@@ -116,6 +121,11 @@ struct TestSchedulerTests {
         #expect(log.all == [Stamp(.zero, "a"), Stamp(.zero, "a.now")])
         #expect(scheduler.now == .zero)
         #expect(scheduler.pendingActionCount == 1)
+
+        // Run what is left: a pending action holds the scheduler, so leaving one would be a cycle.
+        scheduler.run()
+        #expect(log.all == [Stamp(.zero, "a"), Stamp(.zero, "a.now"), Stamp(.nanoseconds(1), "a.later")])
+        #expect(scheduler.pendingActionCount == 0)
     }
 
     @Test("actions scheduled from inside an action run in the same advance when due, in time order")
@@ -136,16 +146,22 @@ struct TestSchedulerTests {
 
         scheduler.advance(to: .seconds(3))
 
-        #expect(log.all == [
+        let expected = [
             Stamp(.seconds(1), "a"),
             Stamp(.seconds(1), "a+0"),
             Stamp(.milliseconds(1300), "a+0.3"),
             Stamp(.milliseconds(1500), "b"),
             Stamp(.milliseconds(1500), "a+0.5"),
             Stamp(.seconds(2), "a+1"),
-        ])
+        ]
+        #expect(log.all == expected)
         #expect(scheduler.now == .seconds(3))
         #expect(scheduler.pendingActionCount == 1)
+
+        // Run what is left: a pending action holds the scheduler, so leaving one would be a cycle.
+        scheduler.run()
+        #expect(log.all == expected + [Stamp(.seconds(11), "a+10")])
+        #expect(scheduler.pendingActionCount == 0)
     }
 
     @Test("an action may advance the clock itself without deadlocking")
