@@ -5,7 +5,7 @@ import Testing
 /// Waits for `semaphore` on a thread of its own, so that no pooled thread blocks.
 ///
 /// - Returns: whether it was signalled within `seconds` (a watchdog: false means the test would have hung).
-private func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = 10) async -> Bool {
+private func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = 120) async -> Bool {
     await withCheckedContinuation { continuation in
         operatorTestRunOnNewThread {
             continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)

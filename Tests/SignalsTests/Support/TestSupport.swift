@@ -99,7 +99,7 @@ final class InFlightProbe: Sendable {
 /// Waits that fail the test instead of hanging it, and real threads for concurrency tests.
 enum Watchdog {
     /// How long any single wait in these tests may take before it counts as a hang.
-    static let defaultTimeout: DispatchTimeInterval = .seconds(20)
+    static let defaultTimeout: DispatchTimeInterval = .seconds(120)
 
     /// Waits for `semaphore`; records an issue and returns false if it is not signalled in time.
     @discardableResult
