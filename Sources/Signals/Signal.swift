@@ -66,9 +66,33 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     @usableFromInline @exclusivity(unchecked) var pendingRemovals: ContiguousArray<UInt64> = []
     @usableFromInline @exclusivity(unchecked) var nextToken: UInt64 = 0
     @usableFromInline @exclusivity(unchecked) var observers: ContiguousArray<Entry> = []
+    /// The observers of `observers`, unretained, in order: what delivery iterates. `observers` keeps
+    /// them alive; whoever changes `observers` rebuilds this list (`observersChanged()`), and nobody
+    /// changes either while observers run, so delivery touches no reference count.
+    @usableFromInline @exclusivity(unchecked) var deliveryList =
+        UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>(start: nil, count: 0)
 
     @usableFromInline
     init() {}
+
+    deinit {
+        deliveryList.deallocate()
+    }
+
+    /// Rebuilds `deliveryList` from `observers`. Called by the owner of `observers` after each change.
+    @usableFromInline
+    func observersChanged() {
+        deliveryList.deallocate()
+        guard !observers.isEmpty else {
+            deliveryList = UnsafeMutableBufferPointer(start: nil, count: 0)
+            return
+        }
+        let list = UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>.allocate(capacity: observers.count)
+        for (index, entry) in observers.enumerated() {
+            list.initializeElement(at: index, to: Unmanaged.passUnretained(entry.observer))
+        }
+        deliveryList = list
+    }
 
     /// Creates a signal and the observer that sends into it.
     ///
@@ -169,8 +193,11 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
             deliverTerminal(event)
             return
         }
-        for entry in observers {
-            entry.observer.action(event)
+        // `observers` keeps every observer in the list alive, and neither changes while observers run
+        // (changes made meanwhile are queued), so each can be called without retaining it.
+        let list = deliveryList
+        for index in list.indices {
+            list[index]._withUnsafeGuaranteedRef { observer in observer.send(event) }
         }
     }
 
@@ -178,6 +205,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     func deliverTerminal(_ event: Event<Value, Error>) {
         let notified = observers
         observers = []
+        observersChanged()
         for entry in notified {
             entry.observer.action(event)
         }
@@ -215,6 +243,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
                     entry.observer.action(terminal)
                 } else {
                     observers.append(entry)
+                    observersChanged()
                     lock.unlock()
                     if let initial { entry.observer.action(initial) }
                 }
@@ -252,6 +281,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
         while index < pendingRemovals.count {
             if let position = observers.firstIndex(where: { $0.token == pendingRemovals[index] }) {
                 observers.remove(at: position)
+                observersChanged()
                 pendingRemovals.remove(at: index)
             } else {
                 index += 1  // its `.add` is still queued
@@ -263,6 +293,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     func removeEntry(_ token: UInt64) {
         if let index = observers.firstIndex(where: { $0.token == token }) {
             observers.remove(at: index)
+            observersChanged()
         }
     }
 
@@ -302,6 +333,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
             lock.unlock()
         } else {
             observers.append(entry)
+            observersChanged()
             if let initialEvent {
                 lock.unlock()
                 observer.action(initialEvent)
