@@ -8,10 +8,10 @@ import Testing
 struct AutomatonConcurrencyTests {
     enum Count: Sendable, Equatable { case add(thread: Int, index: Int), echo }
 
-    @Test("4 threads sending 20,000 inputs each: none is lost and every replies observer sees one order")
+    @Test("6 threads sending 50,000 inputs each: none is lost and every replies observer sees one order")
     func concurrentSendersKeepOneOrder() async {
-        let threads = 4
-        let perThread = 20_000
+        let threads = 6
+        let perThread = 50_000
         let automaton = Automaton(state: 0, mapping: { (state: Int, _: Count) in state + 1 })
         let observers = (0..<3).map { _ in Recording<Reply<Int, Count>>() }
         for observer in observers {
