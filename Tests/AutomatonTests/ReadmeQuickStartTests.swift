@@ -62,3 +62,23 @@ struct ReadmeQuickStartTests {
         ])
     }
 }
+
+@Suite("Logging the reply stream")
+struct ReplyLoggingTests {
+    @Test("replies.logEvents logs one line per reply, with the identifier, without any other observer")
+    func logRepliesWithoutObserving() {
+        let lines = Recording<String>()
+        let automaton = makeLoginMachine(loginOK: .empty, logoutOK: .empty)
+        automaton.replies.logEvents(identifier: "login", logger: { lines.append($0) })
+
+        automaton.send(.login)
+        automaton.send(.logoutOK)
+
+        #expect(lines.count == 2)
+        #expect(lines.values.map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) } == [
+            "[login] value(success(login, loggedOut => loggingIn))",
+            "[login] value(failure(logoutOK, loggingIn))",
+        ])
+        #expect(lines.values.allSatisfy { $0.hasPrefix("[20") && $0.contains("Z] ") })
+    }
+}

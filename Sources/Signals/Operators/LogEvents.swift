@@ -59,6 +59,10 @@ extension Signal {
     ///
     /// `logger` runs on the thread that delivers the event, serially, before the event is forwarded,
     /// with no lock held. The default logger `print`s the line.
+    ///
+    /// Logging starts at once and goes on until this signal terminates, whether or not anything
+    /// observes the returned signal, so the result may be ignored: `replies.logEvents(identifier: "x")`.
+    @discardableResult
     public func logEvents(
         identifier: String = "",
         events: LoggedEvents = .all,
