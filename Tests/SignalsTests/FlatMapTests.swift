@@ -8,28 +8,6 @@ private enum FlattenTestError: Error, Equatable {
     case inner
 }
 
-/// Records events (and log lines) from any thread.
-private final class Recorder<Value: Sendable, Error: Swift.Error>: @unchecked Sendable {
-    // Safe: `storage` is only touched under `lock`.
-    private let lock = NSLock()
-    private var storage: [Event<Value, Error>] = []
-    private let terminated = DispatchSemaphore(value: 0)
-
-    var events: [Event<Value, Error>] { lock.withLock { storage } }
-
-    var observer: Observer<Value, Error> {
-        Observer { [self] event in
-            lock.withLock { storage.append(event) }
-            if event.isTerminating { terminated.signal() }
-        }
-    }
-
-    /// Waits for a terminal event, at most `seconds`; false if none came.
-    func waitForTermination(seconds: Double = 10) -> Bool {
-        terminated.wait(timeout: .now() + seconds) == .success
-    }
-}
-
 /// Outer and inner producers whose observers the test keeps, which log when they start and end.
 private final class Harness: @unchecked Sendable {
     // Safe: every stored `var` is only touched under `lock`.
@@ -90,7 +68,7 @@ struct FlatMapTests {
     @Test("the outer stream's failure fails the result at once and disposes the outer run and running inners", arguments: allStrategies)
     func outerFailure(strategy: FlattenStrategy) {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         harness.outer.flatMap(strategy) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -103,7 +81,7 @@ struct FlatMapTests {
     @Test("an inner stream's failure fails the result at once and disposes the outer run and other inners", arguments: allStrategies)
     func innerFailure(strategy: FlattenStrategy) {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         harness.outer.flatMap(strategy) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -118,7 +96,7 @@ struct FlatMapTests {
     func outerInterruption(strategy: FlattenStrategy) {
         let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         outer.flatMap(strategy) { harness.inner($0) }.observe(recorder.observer)
         outerInput.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -132,7 +110,7 @@ struct FlatMapTests {
     @Test("an inner stream's own interruption interrupts the result, as in ReactiveSwift", arguments: allStrategies)
     func innerInterruption(strategy: FlattenStrategy) {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         harness.outer.flatMap(strategy) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -145,7 +123,7 @@ struct FlatMapTests {
     @Test("disposing the result's run interrupts it and ends the outer run and every running inner", arguments: allStrategies)
     func disposal(strategy: FlattenStrategy) {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         let disposable = harness.outer.flatMap(strategy) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.send(value: 2)
@@ -168,7 +146,7 @@ struct FlatMapTests {
     @Test("disposing the run after the outer stream completed still ends the running inners", arguments: allStrategies)
     func disposalAfterOuterCompleted(strategy: FlattenStrategy) {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         let disposable = harness.outer.flatMap(strategy) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.sendCompleted()
@@ -180,14 +158,14 @@ struct FlatMapTests {
 
     @Test("a result completes at once when the outer stream completes without sending", arguments: allStrategies)
     func emptyOuter(strategy: FlattenStrategy) {
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         SignalProducer<Int, FlattenTestError>.empty.flatMap(strategy) { SignalProducer(value: $0) }.start(recorder.observer)
         #expect(recorder.events == [.completed])
     }
 
     @Test("synchronous inners are forwarded in order and the result completes once", arguments: allStrategies)
     func synchronousInners(strategy: FlattenStrategy) {
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         SignalProducer<Int, FlattenTestError>(values: [1, 2, 3])
             .flatMap(strategy) { SignalProducer(values: [$0 * 10, $0 * 10 + 1]) }
             .start(recorder.observer)
@@ -196,7 +174,7 @@ struct FlatMapTests {
 
     @Test("an inner started after the result ended never runs", arguments: allStrategies)
     func innerAfterTermination(strategy: FlattenStrategy) {
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         let log = Harness()
         SignalProducer<Int, FlattenTestError>(values: [1, 2])
             .flatMap(strategy) { key in
@@ -214,7 +192,7 @@ struct FlatMapTests {
     func synchronousFeedback(strategy: FlattenStrategy) {
         let steps = 10_000
         let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         let result = outer.flatMap(strategy) { SignalProducer(value: $0) }
         result.observe(recorder.observer)
         result.observeValues { value in
@@ -236,7 +214,7 @@ struct FlatMapTests {
     func signalFlatMap() {
         let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         outer.flatMap(.merge) { harness.inner($0) }.observe(recorder.observer)
         outerInput.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -252,7 +230,7 @@ struct FlatMapTests {
     func signalFlatMapDetachesOuter() {
         let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
         let transforms = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         outer.flatMap(.merge) { key in
             transforms.record("transform \(key)")
             return SignalProducer(error: .inner)
@@ -267,14 +245,14 @@ struct FlatMapTests {
     @Test("flatten starts the producers a signal or a producer sends")
     func flatten() {
         let (outer, outerInput) = Signal<SignalProducer<Int, FlattenTestError>, FlattenTestError>.pipe()
-        let signalRecorder = Recorder<Int, FlattenTestError>()
+        let signalRecorder = EventRecorder<Int, FlattenTestError>()
         outer.flatten(.concat).observe(signalRecorder.observer)
         outerInput.send(value: SignalProducer(values: [1, 2]))
         outerInput.send(value: SignalProducer(value: 3))
         outerInput.sendCompleted()
         #expect(signalRecorder.events == [.value(1), .value(2), .value(3), .completed])
 
-        let producerRecorder = Recorder<Int, FlattenTestError>()
+        let producerRecorder = EventRecorder<Int, FlattenTestError>()
         SignalProducer<SignalProducer<Int, FlattenTestError>, FlattenTestError>(values: [SignalProducer(value: 1), .empty, SignalProducer(values: [2, 3])])
             .flatten(.merge)
             .start(producerRecorder.observer)
@@ -283,14 +261,14 @@ struct FlatMapTests {
 
     @Test("inners that cannot fail flatten into a stream that can, and a failing outer stream still fails it")
     func neverFailingInners() {
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
         outer.flatMap(.merge) { SignalProducer<Int, Never>(value: $0) }.observe(recorder.observer)
         outerInput.send(value: 1)
         outerInput.send(error: .outer)
         #expect(recorder.events == [.value(1), .failed(.outer)])
 
-        let producerRecorder = Recorder<Int, FlattenTestError>()
+        let producerRecorder = EventRecorder<Int, FlattenTestError>()
         SignalProducer<Int, FlattenTestError>(values: [1, 2])
             .flatMap(.concat) { SignalProducer<Int, Never>(values: [$0, $0]) }
             .start(producerRecorder.observer)
@@ -298,7 +276,7 @@ struct FlatMapTests {
 
         // The inner error type is inferred from the outer one when nothing says otherwise.
         let inferred: SignalProducer<Int, Never> = SignalProducer<Int, Never>(value: 1).flatMap(.latest) { SignalProducer(value: $0 + 1) }
-        let inferredRecorder = Recorder<Int, Never>()
+        let inferredRecorder = EventRecorder<Int, Never>()
         inferred.start(inferredRecorder.observer)
         #expect(inferredRecorder.events == [.value(2), .completed])
     }
@@ -308,7 +286,7 @@ struct FlatMapTests {
     @Test("merge runs every inner and interleaves their values as they arrive")
     func mergeInterleaves() {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         let disposable = harness.outer.flatMap(.merge) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -325,7 +303,7 @@ struct FlatMapTests {
     @Test("merge completes when the outer stream completes after every inner")
     func mergeOuterCompletesLast() {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         harness.outer.flatMap(.merge) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.send(value: 2)
@@ -342,7 +320,7 @@ struct FlatMapTests {
     @Test("merge completes when the last inner completes after the outer stream")
     func mergeInnerCompletesLast() {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         harness.outer.flatMap(.merge) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.send(value: 2)
@@ -361,7 +339,7 @@ struct FlatMapTests {
         let threads = 4
         let perThread = 5_000
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         harness.outer.flatMap(.merge) { harness.inner($0) }.start(recorder.observer)
         for key in 0..<threads {
             harness.outerObserver.send(value: key)
@@ -398,7 +376,7 @@ struct FlatMapTests {
     @Test("latest disposes the previous inner before it starts the next one")
     func latestDisposesBeforeStarting() {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         let disposable = harness.outer.flatMap(.latest) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).send(value: 10)
@@ -414,7 +392,7 @@ struct FlatMapTests {
     @Test("latest completes when the outer stream and the current inner have completed, replaced inners aside")
     func latestCompletion() {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         harness.outer.flatMap(.latest) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.send(value: 2)
@@ -425,7 +403,7 @@ struct FlatMapTests {
         #expect(recorder.events == [.value(20), .completed])
 
         let harness2 = Harness()
-        let recorder2 = Recorder<Int, FlattenTestError>()
+        let recorder2 = EventRecorder<Int, FlattenTestError>()
         harness2.outer.flatMap(.latest) { harness2.inner($0) }.start(recorder2.observer)
         harness2.outerObserver.send(value: 1)
         harness2.innerObserver(1).sendCompleted()
@@ -444,7 +422,7 @@ struct FlatMapTests {
     @Test("latest ignores a replaced inner's late value and late terminal event", arguments: LateTerminal.allCases)
     func latestIgnoresLateEvents(lateTerminal: LateTerminal) {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         let entered = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
         // The first value blocks its delivering thread, so that inner 1's signal keeps delivering while the
@@ -486,7 +464,7 @@ struct FlatMapTests {
     func latestOrderUnderConcurrency() {
         let replacements = 2_000
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         harness.outer.flatMap(.latest) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 0)
 
@@ -521,7 +499,7 @@ struct FlatMapTests {
     @Test("concat runs one inner at a time, in outer order, starting each after the previous completed")
     func concatKeepsOrder() {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         harness.outer.flatMap(.concat) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.outerObserver.send(value: 2)
@@ -543,7 +521,7 @@ struct FlatMapTests {
     @Test("concat completes when the outer stream completes after every inner, or the last queued inner completes after it")
     func concatCompletion() {
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         harness.outer.flatMap(.concat) { harness.inner($0) }.start(recorder.observer)
         harness.outerObserver.send(value: 1)
         harness.innerObserver(1).sendCompleted()
@@ -552,7 +530,7 @@ struct FlatMapTests {
         #expect(recorder.events == [.completed])
 
         let harness2 = Harness()
-        let recorder2 = Recorder<Int, FlattenTestError>()
+        let recorder2 = EventRecorder<Int, FlattenTestError>()
         harness2.outer.flatMap(.concat) { harness2.inner($0) }.start(recorder2.observer)
         harness2.outerObserver.send(value: 1)
         harness2.outerObserver.send(value: 2)
@@ -566,7 +544,7 @@ struct FlatMapTests {
     @Test("concat runs 100,000 synchronous inners from a synchronous outer stream in order")
     func concatManySynchronousInners() {
         let count = 100_000
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         SignalProducer<Int, FlattenTestError>(values: 0..<count)
             .flatMap(.concat) { SignalProducer(value: $0) }
             .start(recorder.observer)
@@ -578,7 +556,7 @@ struct FlatMapTests {
     func concatQueuedSynchronousChain() {
         let count = 100_000
         let harness = Harness()
-        let recorder = Recorder<Int, FlattenTestError>()
+        let recorder = EventRecorder<Int, FlattenTestError>()
         harness.outer.flatMap(.concat) { key in key == 0 ? harness.inner(0) : SignalProducer(value: key) }
             .start(recorder.observer)
         for key in 0..<count {

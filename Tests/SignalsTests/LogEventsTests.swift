@@ -21,9 +21,9 @@ struct LogEventsTests {
 
     @Test("Signal.logEvents writes one timestamped line per event, with the identifier and the event, and forwards every event")
     func signalLines() throws {
-        let (signal, input) = Signal<String, OperatorTestError>.pipe()
-        let log = OperatorTestLog()
-        let recorder = OperatorTestRecorder<String, OperatorTestError>()
+        let (signal, input) = Signal<String, TestError>.pipe()
+        let log = TestLog<String>()
+        let recorder = EventRecorder<String, TestError>()
         signal.logEvents(identifier: "login", logger: log.append).observe(recorder.observer)
         let before = Date()
         input.send(value: "loggedIn")
@@ -45,14 +45,14 @@ struct LogEventsTests {
     @Test("Signal.logEvents logs completion and interruption, and leaves out an empty identifier")
     func signalTerminals() throws {
         let (completing, completingInput) = Signal<Int, Never>.pipe()
-        let completedLog = OperatorTestLog()
+        let completedLog = TestLog<String>()
         completing.logEvents(logger: completedLog.append).observe { _ in }
         completingInput.send(value: 1)
         completingInput.sendCompleted()
         #expect(try completedLog.entries.map { try #require(parse($0)).rest } == ["value(1)", "completed"])
 
         let (interrupting, interruptingInput) = Signal<Int, Never>.pipe()
-        let interruptedLog = OperatorTestLog()
+        let interruptedLog = TestLog<String>()
         interrupting.logEvents(identifier: "job", logger: interruptedLog.append).observe { _ in }
         interruptingInput.sendInterrupted()
         #expect(try interruptedLog.entries.map { try #require(parse($0)).rest } == ["[job] interrupted"])
@@ -61,21 +61,21 @@ struct LogEventsTests {
     @Test("logEvents writes lines only for the requested kinds of event")
     func filteredKinds() throws {
         let (signal, input) = Signal<Int, Never>.pipe()
-        let log = OperatorTestLog()
+        let log = TestLog<String>()
         signal.logEvents(identifier: "only", events: [.completed], logger: log.append).observe { _ in }
         input.send(value: 1)
         input.sendCompleted()
         #expect(try log.entries.map { try #require(parse($0)).rest } == ["[only] completed"])
 
-        let producerLog = OperatorTestLog()
+        let producerLog = TestLog<String>()
         SignalProducer<Int, Never>(values: 1, 2).logEvents(identifier: "v", events: .value, logger: producerLog.append).start()
         #expect(try producerLog.entries.map { try #require(parse($0)).rest } == ["[v] value(1)", "[v] value(2)"])
     }
 
     @Test("Producer logEvents also logs starting, started and disposed, one line each, per run")
     func producerLines() throws {
-        let log = OperatorTestLog()
-        let recorder = OperatorTestRecorder<Int, Never>()
+        let log = TestLog<String>()
+        let recorder = EventRecorder<Int, Never>()
         SignalProducer<Int, Never>(values: 1, 2).logEvents(identifier: "sync", logger: log.append).start(recorder.observer)
         #expect(recorder.events == [.value(1), .value(2), .completed])
         #expect(try log.entries.map { try #require(parse($0)).rest } == [
@@ -86,7 +86,7 @@ struct LogEventsTests {
     @Test("Producer logEvents logs the interruption and disposal of a disposed run")
     func producerDisposal() throws {
         let source = OperatorTestControlledProducer<Int>()
-        let log = OperatorTestLog()
+        let log = TestLog<String>()
         let run = source.producer.logEvents(identifier: "net", logger: log.append).start()
         source.input().send(value: 3)
         run.dispose()

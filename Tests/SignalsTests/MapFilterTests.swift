@@ -5,61 +5,15 @@ import Testing
 
 // MARK: - Helpers shared by the operator tests (MapFilter, TakeSkipRepeatsScan, MergeConcat, On, LogEvents, Values)
 
-/// The error the operator tests send.
-enum OperatorTestError: Error, Equatable {
-    case boom
-    case other
-}
-
-/// Records every event it is sent, from any thread.
-final class OperatorTestRecorder<Value: Sendable, Failure: Swift.Error>: @unchecked Sendable {
-    // Safe: `recorded` is only read or written while `lock` is held.
-    private let lock = NSLock()
-    private var recorded: [Event<Value, Failure>] = []
-
-    var observer: Observer<Value, Failure> {
-        Observer { [self] event in
-            lock.lock()
-            recorded.append(event)
-            lock.unlock()
-        }
-    }
-
-    var events: [Event<Value, Failure>] {
-        lock.lock()
-        defer { lock.unlock() }
-        return recorded
-    }
-}
-
-/// A list of strings appended from any thread, for hook orders and log lines.
-final class OperatorTestLog: @unchecked Sendable {
-    // Safe: `lines` is only read or written while `lock` is held.
-    private let lock = NSLock()
-    private var lines: [String] = []
-
-    func append(_ line: String) {
-        lock.lock()
-        lines.append(line)
-        lock.unlock()
-    }
-
-    var entries: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return lines
-    }
-}
-
 /// A producer whose runs send nothing by themselves: each run hands its observer to `runs` and
 /// records whether its lifetime ended, so a test can drive it and check disposal.
 final class OperatorTestControlledProducer<Value: Sendable>: @unchecked Sendable {
     // Safe: the arrays are only read or written while `lock` is held.
     private let lock = NSLock()
-    private var observers: [Observer<Value, OperatorTestError>] = []
+    private var observers: [Observer<Value, TestError>] = []
     private var lifetimes: [Lifetime] = []
 
-    var producer: SignalProducer<Value, OperatorTestError> {
+    var producer: SignalProducer<Value, TestError> {
         SignalProducer { [self] observer, lifetime in
             lock.lock()
             observers.append(observer)
@@ -76,7 +30,7 @@ final class OperatorTestControlledProducer<Value: Sendable>: @unchecked Sendable
     }
 
     /// The input of run `index` (0 for the first run).
-    func input(_ index: Int = 0) -> Observer<Value, OperatorTestError> {
+    func input(_ index: Int = 0) -> Observer<Value, TestError> {
         lock.lock()
         defer { lock.unlock() }
         return observers[index]
@@ -102,8 +56,8 @@ func operatorTestRunOnNewThread(_ body: @escaping @Sendable () -> Void) {
 struct MapFilterTests {
     @Test("Signal.map transforms each value in order and forwards completion")
     func signalMap() {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<String, OperatorTestError>()
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<String, TestError>()
         signal.map { "#\($0)" }.observe(recorder.observer)
         input.send(value: 1)
         input.send(value: 2)
@@ -114,16 +68,16 @@ struct MapFilterTests {
 
     @Test("Signal.map forwards failure and interruption unchanged")
     func signalMapTerminals() {
-        let (failing, failingInput) = Signal<Int, OperatorTestError>.pipe()
-        let failed = OperatorTestRecorder<Int, OperatorTestError>()
+        let (failing, failingInput) = Signal<Int, TestError>.pipe()
+        let failed = EventRecorder<Int, TestError>()
         failing.map { $0 * 10 }.observe(failed.observer)
         failingInput.send(value: 1)
         failingInput.send(error: .boom)
         failingInput.send(value: 2)
         #expect(failed.events == [.value(10), .failed(.boom)])
 
-        let (interrupting, interruptingInput) = Signal<Int, OperatorTestError>.pipe()
-        let interrupted = OperatorTestRecorder<Int, OperatorTestError>()
+        let (interrupting, interruptingInput) = Signal<Int, TestError>.pipe()
+        let interrupted = EventRecorder<Int, TestError>()
         interrupting.map { $0 * 10 }.observe(interrupted.observer)
         interruptingInput.send(value: 1)
         interruptingInput.sendInterrupted()
@@ -132,18 +86,18 @@ struct MapFilterTests {
 
     @Test("Signal.map on a signal that already ended delivers its terminal event at once")
     func signalMapAfterTermination() {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
+        let (signal, input) = Signal<Int, TestError>.pipe()
         input.send(error: .boom)
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         signal.map { $0 + 1 }.observe(recorder.observer)
         #expect(recorder.events == [.failed(.boom)])
     }
 
     @Test("Signal.mapError transforms the failure and leaves values untouched")
     func signalMapError() {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
-        signal.mapError { _ in OperatorTestError.other }.observe(recorder.observer)
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
+        signal.mapError { _ in TestError.other }.observe(recorder.observer)
         input.send(value: 1)
         input.send(error: .boom)
         #expect(recorder.events == [.value(1), .failed(.other)])
@@ -151,8 +105,8 @@ struct MapFilterTests {
 
     @Test("Signal.filter keeps only matching values and forwards completion")
     func signalFilter() {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
         signal.filter { $0.isMultiple(of: 2) }.observe(recorder.observer)
         for value in 1...6 { input.send(value: value) }
         input.sendCompleted()
@@ -161,16 +115,16 @@ struct MapFilterTests {
 
     @Test("Signal.filter forwards failure and interruption")
     func signalFilterTerminals() {
-        let (failing, failingInput) = Signal<Int, OperatorTestError>.pipe()
-        let failed = OperatorTestRecorder<Int, OperatorTestError>()
+        let (failing, failingInput) = Signal<Int, TestError>.pipe()
+        let failed = EventRecorder<Int, TestError>()
         failing.filter { $0 > 1 }.observe(failed.observer)
         failingInput.send(value: 1)
         failingInput.send(value: 2)
         failingInput.send(error: .boom)
         #expect(failed.events == [.value(2), .failed(.boom)])
 
-        let (interrupting, interruptingInput) = Signal<Int, OperatorTestError>.pipe()
-        let interrupted = OperatorTestRecorder<Int, OperatorTestError>()
+        let (interrupting, interruptingInput) = Signal<Int, TestError>.pipe()
+        let interrupted = EventRecorder<Int, TestError>()
         interrupting.filter { _ in false }.observe(interrupted.observer)
         interruptingInput.send(value: 1)
         interruptingInput.sendInterrupted()
@@ -179,15 +133,15 @@ struct MapFilterTests {
 
     @Test("Signal.compactMap sends the non-nil results and forwards terminal events")
     func signalCompactMap() {
-        let (signal, input) = Signal<String, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let (signal, input) = Signal<String, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
         signal.compactMap { Int($0) }.observe(recorder.observer)
         for text in ["1", "x", "3", ""] { input.send(value: text) }
         input.send(error: .boom)
         #expect(recorder.events == [.value(1), .value(3), .failed(.boom)])
 
-        let (other, otherInput) = Signal<String, OperatorTestError>.pipe()
-        let interrupted = OperatorTestRecorder<Int, OperatorTestError>()
+        let (other, otherInput) = Signal<String, TestError>.pipe()
+        let interrupted = EventRecorder<Int, TestError>()
         other.compactMap { Int($0) }.observe(interrupted.observer)
         otherInput.send(value: "7")
         otherInput.sendInterrupted()
@@ -196,39 +150,39 @@ struct MapFilterTests {
 
     @Test("Producer map, filter and compactMap apply to each run and forward completion")
     func producerOperators() {
-        let producer = SignalProducer<Int, OperatorTestError>(values: 1, 2, 3, 4)
-        let mapped = OperatorTestRecorder<Int, OperatorTestError>()
+        let producer = SignalProducer<Int, TestError>(values: 1, 2, 3, 4)
+        let mapped = EventRecorder<Int, TestError>()
         producer.map { $0 * 2 }.start(mapped.observer)
         #expect(mapped.events == [.value(2), .value(4), .value(6), .value(8), .completed])
 
-        let filtered = OperatorTestRecorder<Int, OperatorTestError>()
+        let filtered = EventRecorder<Int, TestError>()
         producer.filter { $0 > 2 }.start(filtered.observer)
         #expect(filtered.events == [.value(3), .value(4), .completed])
 
-        let compacted = OperatorTestRecorder<String, OperatorTestError>()
+        let compacted = EventRecorder<String, TestError>()
         producer.compactMap { $0.isMultiple(of: 2) ? "\($0)" : nil }.start(compacted.observer)
         #expect(compacted.events == [.value("2"), .value("4"), .completed])
     }
 
     @Test("Producer map, mapError, filter and compactMap forward failure")
     func producerFailure() {
-        let producer = SignalProducer<Int, OperatorTestError> { observer, _ in
+        let producer = SignalProducer<Int, TestError> { observer, _ in
             observer.send(value: 1)
             observer.send(error: .boom)
         }
-        let mapped = OperatorTestRecorder<Int, OperatorTestError>()
+        let mapped = EventRecorder<Int, TestError>()
         producer.map { $0 + 1 }.start(mapped.observer)
         #expect(mapped.events == [.value(2), .failed(.boom)])
 
-        let mappedError = OperatorTestRecorder<Int, OperatorTestError>()
+        let mappedError = EventRecorder<Int, TestError>()
         producer.mapError { _ in .other }.start(mappedError.observer)
         #expect(mappedError.events == [.value(1), .failed(.other)])
 
-        let filtered = OperatorTestRecorder<Int, OperatorTestError>()
+        let filtered = EventRecorder<Int, TestError>()
         producer.filter { _ in false }.start(filtered.observer)
         #expect(filtered.events == [.failed(.boom)])
 
-        let compacted = OperatorTestRecorder<Int, OperatorTestError>()
+        let compacted = EventRecorder<Int, TestError>()
         producer.compactMap { $0 }.start(compacted.observer)
         #expect(compacted.events == [.value(1), .failed(.boom)])
     }
@@ -236,7 +190,7 @@ struct MapFilterTests {
     @Test("Disposing a run of a mapped, filtered or compact-mapped producer interrupts it and ends the underlying run")
     func producerDisposal() {
         let source = OperatorTestControlledProducer<Int>()
-        let recorders = (0..<4).map { _ in OperatorTestRecorder<Int, OperatorTestError>() }
+        let recorders = (0..<4).map { _ in EventRecorder<Int, TestError>() }
         let runs = [
             source.producer.map { $0 + 1 }.start(recorders[0].observer),
             source.producer.mapError { $0 }.start(recorders[1].observer),
@@ -260,7 +214,7 @@ struct MapFilterTests {
     @Test("A signal operator delivers every value from many threads, serially and without loss")
     func concurrentSenders() {
         let (signal, input) = Signal<Int, Never>.pipe()
-        let recorder = OperatorTestRecorder<Int, Never>()
+        let recorder = EventRecorder<Int, Never>()
         signal.map { $0 * 2 }.filter { _ in true }.observe(recorder.observer)
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for index in 0..<500 { input.send(value: thread * 1_000 + index) }

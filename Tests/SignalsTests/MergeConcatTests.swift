@@ -8,10 +8,10 @@ struct MergeConcatTests {
 
     @Test("Signal.merge forwards values as they arrive and completes only after every input completed")
     func signalMergeCompletesAfterAll() {
-        let (first, firstInput) = Signal<Int, OperatorTestError>.pipe()
-        let (second, secondInput) = Signal<Int, OperatorTestError>.pipe()
-        let (third, thirdInput) = Signal<Int, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let (first, firstInput) = Signal<Int, TestError>.pipe()
+        let (second, secondInput) = Signal<Int, TestError>.pipe()
+        let (third, thirdInput) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
         Signal.merge(first, second, third).observe(recorder.observer)
         firstInput.send(value: 1)
         secondInput.send(value: 2)
@@ -26,9 +26,9 @@ struct MergeConcatTests {
 
     @Test("Signal.merge forwards a failure of any input at once and ignores the others afterwards")
     func signalMergeFailure() {
-        let (first, firstInput) = Signal<Int, OperatorTestError>.pipe()
-        let (second, secondInput) = Signal<Int, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let (first, firstInput) = Signal<Int, TestError>.pipe()
+        let (second, secondInput) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
         first.merge(with: second).observe(recorder.observer)
         firstInput.send(value: 1)
         secondInput.send(error: .boom)
@@ -39,9 +39,9 @@ struct MergeConcatTests {
 
     @Test("Signal.merge forwards an interruption of any input at once")
     func signalMergeInterruption() {
-        let (first, firstInput) = Signal<Int, OperatorTestError>.pipe()
-        let (second, secondInput) = Signal<Int, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let (first, firstInput) = Signal<Int, TestError>.pipe()
+        let (second, secondInput) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
         Signal.merge([first, second]).observe(recorder.observer)
         firstInput.sendCompleted()
         secondInput.send(value: 1)
@@ -51,16 +51,16 @@ struct MergeConcatTests {
 
     @Test("Signal.merge of no signals completes at once")
     func signalMergeEmpty() {
-        let recorder = OperatorTestRecorder<Int, Never>()
+        let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>.merge([]).observe(recorder.observer)
         #expect(recorder.events == [.completed])
     }
 
     @Test("Signal.merge detaches from every input once it has ended")
     func signalMergeDetaches() {
-        let (first, firstInput) = Signal<Int, OperatorTestError>.pipe()
-        let (second, _) = Signal<Int, OperatorTestError>.pipe()
-        weak var weakMerged: Signal<Int, OperatorTestError>?
+        let (first, firstInput) = Signal<Int, TestError>.pipe()
+        let (second, _) = Signal<Int, TestError>.pipe()
+        weak var weakMerged: Signal<Int, TestError>?
         do {
             let merged = Signal.merge(first, second)
             weakMerged = merged
@@ -74,7 +74,7 @@ struct MergeConcatTests {
     func signalMergeConcurrent() {
         for _ in 0..<10 {
             let pipes = (0..<4).map { _ in Signal<Int, Never>.pipe() }
-            let recorder = OperatorTestRecorder<Int, Never>()
+            let recorder = EventRecorder<Int, Never>()
             Signal.merge(pipes.map(\.output)).observe(recorder.observer)
             DispatchQueue.concurrentPerform(iterations: 4) { index in
                 for value in 0..<250 { pipes[index].input.send(value: index * 1_000 + value) }
@@ -96,7 +96,7 @@ struct MergeConcatTests {
     func producerMergeCompletesAfterAll() {
         let first = OperatorTestControlledProducer<Int>()
         let second = OperatorTestControlledProducer<Int>()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         first.producer.merge(with: second.producer).start(recorder.observer)
         #expect(first.startCount == 1 && second.startCount == 1)
         second.input().send(value: 1)
@@ -111,11 +111,11 @@ struct MergeConcatTests {
 
     @Test("Producer merge of synchronous producers forwards their values in start order")
     func producerMergeSynchronous() {
-        let recorder = OperatorTestRecorder<Int, Never>()
+        let recorder = EventRecorder<Int, Never>()
         SignalProducer.merge(SignalProducer(values: 1, 2), SignalProducer(values: 3), .empty).start(recorder.observer)
         #expect(recorder.events == [.value(1), .value(2), .value(3), .completed])
 
-        let empty = OperatorTestRecorder<Int, Never>()
+        let empty = EventRecorder<Int, Never>()
         SignalProducer<Int, Never>.merge([]).start(empty.observer)
         #expect(empty.events == [.completed])
     }
@@ -124,7 +124,7 @@ struct MergeConcatTests {
     func producerMergeFailure() {
         let first = OperatorTestControlledProducer<Int>()
         let second = OperatorTestControlledProducer<Int>()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         SignalProducer.merge([first.producer, second.producer]).start(recorder.observer)
         first.input().send(value: 1)
         second.input().send(error: .boom)
@@ -136,7 +136,7 @@ struct MergeConcatTests {
     @Test("Producer merge stops starting producers once an earlier one has failed synchronously")
     func producerMergeSynchronousFailure() {
         let later = OperatorTestControlledProducer<Int>()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         SignalProducer.merge(SignalProducer(error: .boom), later.producer).start(recorder.observer)
         #expect(recorder.events == [.failed(.boom)])
         #expect(later.startCount == 0)
@@ -146,7 +146,7 @@ struct MergeConcatTests {
     func producerMergeInnerInterruption() {
         let first = OperatorTestControlledProducer<Int>()
         let second = OperatorTestControlledProducer<Int>()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         SignalProducer.merge(first.producer, second.producer).start(recorder.observer)
         first.input().sendInterrupted()
         #expect(recorder.events == [.interrupted])
@@ -157,7 +157,7 @@ struct MergeConcatTests {
     func producerMergeDisposal() {
         let first = OperatorTestControlledProducer<Int>()
         let second = OperatorTestControlledProducer<Int>()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         let run = SignalProducer.merge(first.producer, second.producer).start(recorder.observer)
         first.input().send(value: 1)
         run.dispose()
@@ -172,7 +172,7 @@ struct MergeConcatTests {
     func concatOrder() {
         let first = OperatorTestControlledProducer<Int>()
         let second = OperatorTestControlledProducer<Int>()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         first.producer.concat(second.producer).start(recorder.observer)
         first.input().send(value: 1)
         #expect(second.startCount == 0)
@@ -186,18 +186,18 @@ struct MergeConcatTests {
 
     @Test("concat of synchronous producers runs them in order")
     func concatSynchronous() {
-        let recorder = OperatorTestRecorder<Int, Never>()
+        let recorder = EventRecorder<Int, Never>()
         SignalProducer.concat(SignalProducer(values: 1, 2), .empty, SignalProducer(value: 3)).start(recorder.observer)
         #expect(recorder.events == [.value(1), .value(2), .value(3), .completed])
 
-        let empty = OperatorTestRecorder<Int, Never>()
+        let empty = EventRecorder<Int, Never>()
         SignalProducer<Int, Never>.concat([]).start(empty.observer)
         #expect(empty.events == [.completed])
     }
 
     @Test("concat of many synchronously completing producers runs in constant stack")
     func concatLongChain() {
-        let recorder = OperatorTestRecorder<Int, Never>()
+        let recorder = EventRecorder<Int, Never>()
         SignalProducer.concat((0..<20_000).map { SignalProducer<Int, Never>(value: $0) }).start(recorder.observer)
         #expect(recorder.events == (0..<20_000).map { .value($0) } + [.completed])
     }
@@ -205,8 +205,8 @@ struct MergeConcatTests {
     @Test("concat forwards a failure and does not start the next producer")
     func concatFailure() {
         let next = OperatorTestControlledProducer<Int>()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
-        SignalProducer<Int, OperatorTestError> { observer, _ in
+        let recorder = EventRecorder<Int, TestError>()
+        SignalProducer<Int, TestError> { observer, _ in
             observer.send(value: 1)
             observer.send(error: .boom)
         }
@@ -220,7 +220,7 @@ struct MergeConcatTests {
     func concatInterruption() {
         let first = OperatorTestControlledProducer<Int>()
         let second = OperatorTestControlledProducer<Int>()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         first.producer.concat(second.producer).start(recorder.observer)
         first.input().sendInterrupted()
         #expect(recorder.events == [.interrupted])
@@ -232,7 +232,7 @@ struct MergeConcatTests {
         let first = OperatorTestControlledProducer<Int>()
         let second = OperatorTestControlledProducer<Int>()
         let third = OperatorTestControlledProducer<Int>()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         let run = SignalProducer.concat(first.producer, second.producer, third.producer).start(recorder.observer)
         first.input().sendCompleted()
         second.input().send(value: 1)
@@ -247,7 +247,7 @@ struct MergeConcatTests {
     func concatAcrossThreads() {
         for _ in 0..<50 {
             let first = OperatorTestControlledProducer<Int>()
-            let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+            let recorder = EventRecorder<Int, TestError>()
             let done = DispatchSemaphore(value: 0)
             first.producer.concat(SignalProducer(values: 2, 3)).start(Observer { event in
                 recorder.observer.send(event)
@@ -268,7 +268,7 @@ struct MergeConcatTests {
     func thenReplaces() {
         let first = OperatorTestControlledProducer<Int>()
         let replacement = OperatorTestControlledProducer<String>()
-        let recorder = OperatorTestRecorder<String, OperatorTestError>()
+        let recorder = EventRecorder<String, TestError>()
         first.producer.then(replacement.producer).start(recorder.observer)
         first.input().send(value: 1)
         #expect(replacement.startCount == 0)
@@ -281,8 +281,8 @@ struct MergeConcatTests {
     @Test("then forwards a failure of the first producer without starting the replacement")
     func thenFailure() {
         let replacement = OperatorTestControlledProducer<String>()
-        let recorder = OperatorTestRecorder<String, OperatorTestError>()
-        SignalProducer<Int, OperatorTestError>(error: .boom).then(replacement.producer).start(recorder.observer)
+        let recorder = EventRecorder<String, TestError>()
+        SignalProducer<Int, TestError>(error: .boom).then(replacement.producer).start(recorder.observer)
         #expect(recorder.events == [.failed(.boom)])
         #expect(replacement.startCount == 0)
     }
@@ -291,7 +291,7 @@ struct MergeConcatTests {
     func thenDisposal() {
         let first = OperatorTestControlledProducer<Int>()
         let replacement = OperatorTestControlledProducer<String>()
-        let recorder = OperatorTestRecorder<String, OperatorTestError>()
+        let recorder = EventRecorder<String, TestError>()
         let run = first.producer.then(replacement.producer).start(recorder.observer)
         run.dispose()
         #expect(first.hasEnded())

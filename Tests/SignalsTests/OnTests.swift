@@ -4,7 +4,7 @@ import Testing
 @Suite("on(…) side-effect hooks")
 struct OnTests {
     /// A signal's `on(…)` with every hook logging into `log`.
-    private func hooked(_ signal: Signal<Int, OperatorTestError>, _ log: OperatorTestLog) -> Signal<Int, OperatorTestError> {
+    private func hooked(_ signal: Signal<Int, TestError>, _ log: TestLog<String>) -> Signal<Int, TestError> {
         signal.on(
             event: { log.append("event \($0)") },
             value: { log.append("value \($0)") },
@@ -18,8 +18,8 @@ struct OnTests {
 
     @Test("Signal.on runs the hooks in event order, before each event is forwarded, and disposed last")
     func signalCompleted() {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
-        let log = OperatorTestLog()
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let log = TestLog<String>()
         hooked(signal, log).observe { log.append("observer \($0)") }
         input.send(value: 1)
         input.send(value: 2)
@@ -34,8 +34,8 @@ struct OnTests {
 
     @Test("Signal.on runs failed, terminated and disposed around a failure")
     func signalFailed() {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
-        let log = OperatorTestLog()
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let log = TestLog<String>()
         hooked(signal, log).observe { log.append("observer \($0)") }
         input.send(error: .boom)
         input.send(value: 1)
@@ -46,8 +46,8 @@ struct OnTests {
 
     @Test("Signal.on runs interrupted, terminated and disposed around an interruption")
     func signalInterrupted() {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
-        let log = OperatorTestLog()
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let log = TestLog<String>()
         hooked(signal, log).observe { log.append("observer \($0)") }
         input.sendInterrupted()
         #expect(log.entries == ["event interrupted", "interrupted", "terminated", "observer interrupted", "disposed"])
@@ -55,8 +55,8 @@ struct OnTests {
 
     @Test("Producer on runs starting, the event hooks, started and disposed in order")
     func producerCompleted() {
-        let log = OperatorTestLog()
-        let producer = SignalProducer<Int, OperatorTestError> { observer, _ in
+        let log = TestLog<String>()
+        let producer = SignalProducer<Int, TestError> { observer, _ in
             log.append("handler")
             observer.send(value: 1)
             observer.sendCompleted()
@@ -82,8 +82,8 @@ struct OnTests {
 
     @Test("Producer on runs failed, terminated and disposed when the run fails")
     func producerFailed() {
-        let log = OperatorTestLog()
-        SignalProducer<Int, OperatorTestError>(error: .boom)
+        let log = TestLog<String>()
+        SignalProducer<Int, TestError>(error: .boom)
             .on(
                 started: { log.append("started") },
                 failed: { log.append("failed \($0)") },
@@ -97,7 +97,7 @@ struct OnTests {
     @Test("Disposing a producer run runs interrupted, terminated and disposed once, and ends the underlying run")
     func producerDisposed() {
         let source = OperatorTestControlledProducer<Int>()
-        let log = OperatorTestLog()
+        let log = TestLog<String>()
         let run = source.producer
             .on(
                 starting: { log.append("starting") },
@@ -122,7 +122,7 @@ struct OnTests {
 
     @Test("Each run of an on(…) producer runs its own hooks")
     func producerPerRun() {
-        let log = OperatorTestLog()
+        let log = TestLog<String>()
         let producer = SignalProducer<Int, Never>(value: 1).on(starting: { log.append("starting") }, disposed: { log.append("disposed") })
         producer.start()
         producer.start()

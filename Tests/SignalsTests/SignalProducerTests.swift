@@ -3,47 +3,6 @@ import Foundation
 import Signals
 import Testing
 
-private enum ProducerTestError: Error, Equatable {
-    case boom
-    case other
-}
-
-/// Records events from any thread and lets a test wait for the terminal one.
-private final class Recorder<Value: Sendable, Error: Swift.Error>: @unchecked Sendable {
-    // Safe: `storage` is only touched under `lock`.
-    private let lock = NSLock()
-    private var storage: [Event<Value, Error>] = []
-    private let terminated = DispatchSemaphore(value: 0)
-
-    var events: [Event<Value, Error>] { lock.withLock { storage } }
-
-    var observer: Observer<Value, Error> {
-        Observer { [self] event in
-            lock.withLock { storage.append(event) }
-            if event.isTerminating { terminated.signal() }
-        }
-    }
-
-    /// Waits, without blocking a cooperative thread, for a terminal event; false after `seconds`.
-    func waitForTermination(seconds: Double = 60) async -> Bool {
-        await wait(for: terminated, seconds: seconds)
-    }
-}
-
-/// Waits for `semaphore` on a thread of its own, so that neither the Swift concurrency pool nor
-/// Dispatch's worker threads (both only as wide as the machine) are blocked while the tasks under test
-/// need them; false if it was not signalled within `seconds`.
-///
-/// The timeout is a watchdog against hangs, not a measure: the tasks under test share the concurrency
-/// pool with every other test running in parallel (under the thread sanitizer, CPU-heavy tests can
-/// hold it for many seconds), so it is generous.
-private func wait(for semaphore: DispatchSemaphore, seconds: Double = 60) async -> Bool {
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)
-        }
-    }
-}
 
 /// A counter for any thread.
 private final class Counter: @unchecked Sendable {
@@ -81,8 +40,8 @@ private final class InputBox<Value: Sendable, Error: Swift.Error>: @unchecked Se
 }
 
 /// Errors of `any Error` streams, made comparable.
-private func comparable<Value>(_ events: [Event<Value, any Error>]) -> [Event<Value, ProducerTestError>] {
-    events.map { $0.mapError { $0 as? ProducerTestError ?? .other } }
+private func comparable<Value>(_ events: [Event<Value, any Error>]) -> [Event<Value, TestError>] {
+    events.map { $0.mapError { $0 as? TestError ?? .other } }
 }
 
 @Suite("SignalProducer")
@@ -92,12 +51,12 @@ struct SignalProducerTests {
     @Test("each start runs the start handler anew, with its own observer")
     func eachStartRunsAnew() {
         let starts = Counter()
-        let producer = SignalProducer<Int, ProducerTestError> { observer, _ in
+        let producer = SignalProducer<Int, TestError> { observer, _ in
             observer.send(value: starts.increment())
             observer.sendCompleted()
         }
-        let first = Recorder<Int, ProducerTestError>()
-        let second = Recorder<Int, ProducerTestError>()
+        let first = EventRecorder<Int, TestError>()
+        let second = EventRecorder<Int, TestError>()
         producer.start(first.observer)
         producer.start(second.observer)
 
@@ -109,12 +68,12 @@ struct SignalProducerTests {
     @Test("disposing a started producer interrupts it once and ends its lifetime once; disposing again is harmless")
     func disposalInterrupts() {
         let ended = Counter()
-        let box = InputBox<Int, ProducerTestError>()
-        let producer = SignalProducer<Int, ProducerTestError> { observer, lifetime in
+        let box = InputBox<Int, TestError>()
+        let producer = SignalProducer<Int, TestError> { observer, lifetime in
             box.input = observer
             lifetime.observeEnded { ended.increment() }
         }
-        let recorder = Recorder<Int, ProducerTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         let disposable = producer.start(recorder.observer)
         box.input.send(value: 1)
         disposable.dispose()
@@ -131,8 +90,8 @@ struct SignalProducerTests {
     func concurrentDisposal() {
         for _ in 0..<200 {
             let ended = Counter()
-            let recorder = Recorder<Int, ProducerTestError>()
-            let disposable = SignalProducer<Int, ProducerTestError> { _, lifetime in
+            let recorder = EventRecorder<Int, TestError>()
+            let disposable = SignalProducer<Int, TestError> { _, lifetime in
                 lifetime.observeEnded { ended.increment() }
             }.start(recorder.observer)
             DispatchQueue.concurrentPerform(iterations: 4) { _ in disposable.dispose() }
@@ -145,14 +104,14 @@ struct SignalProducerTests {
     @Test("completion ends the lifetime; later events and a later disposal are ignored")
     func completionEndsLifetime() {
         let ended = Counter()
-        let box = InputBox<Int, ProducerTestError>()
+        let box = InputBox<Int, TestError>()
         let lifetimeBox = LifetimeBox()
-        let producer = SignalProducer<Int, ProducerTestError> { observer, lifetime in
+        let producer = SignalProducer<Int, TestError> { observer, lifetime in
             box.input = observer
             lifetimeBox.lifetime = lifetime
             lifetime.observeEnded { ended.increment() }
         }
-        let recorder = Recorder<Int, ProducerTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         let disposable = producer.start(recorder.observer)
         box.input.send(value: 1)
         #expect(lifetimeBox.lifetime?.hasEnded == false)
@@ -169,14 +128,14 @@ struct SignalProducerTests {
     @Test("failure ends the lifetime; later events are ignored")
     func failureEndsLifetime() {
         let ended = Counter()
-        let producer = SignalProducer<Int, ProducerTestError> { observer, lifetime in
+        let producer = SignalProducer<Int, TestError> { observer, lifetime in
             lifetime.observeEnded { ended.increment() }
             observer.send(value: 1)
             observer.send(error: .boom)
             observer.send(value: 2)
             observer.sendCompleted()
         }
-        let recorder = Recorder<Int, ProducerTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         producer.start(recorder.observer)
 
         #expect(recorder.events == [.value(1), .failed(.boom)])
@@ -187,31 +146,31 @@ struct SignalProducerTests {
 
     @Test("init(value:) sends the value and completes")
     func initValue() {
-        let recorder = Recorder<Int, ProducerTestError>()
-        SignalProducer<Int, ProducerTestError>(value: 7).start(recorder.observer)
+        let recorder = EventRecorder<Int, TestError>()
+        SignalProducer<Int, TestError>(value: 7).start(recorder.observer)
         #expect(recorder.events == [.value(7), .completed])
     }
 
     @Test("init(values:) sends each value in order and completes")
     func initValues() {
-        let fromSequence = Recorder<Int, ProducerTestError>()
-        SignalProducer<Int, ProducerTestError>(values: [1, 2, 3]).start(fromSequence.observer)
+        let fromSequence = EventRecorder<Int, TestError>()
+        SignalProducer<Int, TestError>(values: [1, 2, 3]).start(fromSequence.observer)
         #expect(fromSequence.events == [.value(1), .value(2), .value(3), .completed])
 
-        let variadic = Recorder<Int, ProducerTestError>()
-        SignalProducer<Int, ProducerTestError>(values: 4, 5).start(variadic.observer)
+        let variadic = EventRecorder<Int, TestError>()
+        SignalProducer<Int, TestError>(values: 4, 5).start(variadic.observer)
         #expect(variadic.events == [.value(4), .value(5), .completed])
 
-        let empty = Recorder<Int, ProducerTestError>()
-        SignalProducer<Int, ProducerTestError>(values: []).start(empty.observer)
+        let empty = EventRecorder<Int, TestError>()
+        SignalProducer<Int, TestError>(values: []).start(empty.observer)
         #expect(empty.events == [.completed])
     }
 
     @Test("init(values:) stops sending when its run is disposed by an observer")
     func initValuesStopsWhenDisposed() {
-        let recorder = Recorder<Int, ProducerTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         let serial = SerialDisposable()
-        let producer = SignalProducer<Int, ProducerTestError>(values: 1...1_000_000)
+        let producer = SignalProducer<Int, TestError>(values: 1...1_000_000)
         // Starting through `startWithSignal` hands over the disposable before the first value.
         producer.startWithSignal { signal, interrupter in
             serial.inner = interrupter
@@ -225,22 +184,22 @@ struct SignalProducerTests {
 
     @Test("init(error:) fails at once")
     func initError() {
-        let recorder = Recorder<Int, ProducerTestError>()
-        SignalProducer<Int, ProducerTestError>(error: .boom).start(recorder.observer)
+        let recorder = EventRecorder<Int, TestError>()
+        SignalProducer<Int, TestError>(error: .boom).start(recorder.observer)
         #expect(recorder.events == [.failed(.boom)])
     }
 
     @Test("empty completes at once")
     func empty() {
-        let recorder = Recorder<Int, ProducerTestError>()
-        SignalProducer<Int, ProducerTestError>.empty.start(recorder.observer)
+        let recorder = EventRecorder<Int, TestError>()
+        SignalProducer<Int, TestError>.empty.start(recorder.observer)
         #expect(recorder.events == [.completed])
     }
 
     @Test("never sends nothing until its run is disposed, which interrupts it")
     func never() {
-        let recorder = Recorder<Int, ProducerTestError>()
-        let disposable = SignalProducer<Int, ProducerTestError>.never.start(recorder.observer)
+        let recorder = EventRecorder<Int, TestError>()
+        let disposable = SignalProducer<Int, TestError>.never.start(recorder.observer)
         #expect(recorder.events == [])
         disposable.dispose()
         #expect(recorder.events == [.interrupted])
@@ -248,10 +207,10 @@ struct SignalProducerTests {
 
     @Test("init(_ signal:) forwards the signal's events while started and detaches when its run is disposed")
     func initSignal() {
-        let (signal, input) = Signal<Int, ProducerTestError>.pipe()
+        let (signal, input) = Signal<Int, TestError>.pipe()
         let producer = SignalProducer(signal)
-        let disposed = Recorder<Int, ProducerTestError>()
-        let kept = Recorder<Int, ProducerTestError>()
+        let disposed = EventRecorder<Int, TestError>()
+        let kept = EventRecorder<Int, TestError>()
         let disposable = producer.start(disposed.observer)
         producer.start(kept.observer)
         input.send(value: 1)
@@ -267,9 +226,9 @@ struct SignalProducerTests {
 
     @Test("startWithSignal lets setup observe every event, even those sent synchronously by the start handler")
     func startWithSignalSeesEverything() {
-        let recorder = Recorder<Int, ProducerTestError>()
-        let order = Recorder<String, Never>()
-        let producer = SignalProducer<Int, ProducerTestError> { observer, _ in
+        let recorder = EventRecorder<Int, TestError>()
+        let order = EventRecorder<String, Never>()
+        let producer = SignalProducer<Int, TestError> { observer, _ in
             order.observer.send(value: "start handler")
             observer.send(value: 1)
             observer.send(value: 2)
@@ -289,8 +248,8 @@ struct SignalProducerTests {
     @Test("disposing the interrupter inside startWithSignal's setup interrupts the run before the start handler runs")
     func startWithSignalEarlyDisposal() {
         let starts = Counter()
-        let recorder = Recorder<Int, ProducerTestError>()
-        SignalProducer<Int, ProducerTestError> { _, _ in starts.increment() }
+        let recorder = EventRecorder<Int, TestError>()
+        SignalProducer<Int, TestError> { _, _ in starts.increment() }
             .startWithSignal { signal, interrupter in
                 signal.observe(recorder.observer)
                 interrupter.dispose()
@@ -301,20 +260,20 @@ struct SignalProducerTests {
 
     @Test("startWithValues, startWithCompleted, startWithFailed and startWithInterrupted see only their kind of event")
     func startWithKinds() {
-        let values = Recorder<Int, Never>()
-        SignalProducer<Int, ProducerTestError>(values: [1, 2]).startWithValues { values.observer.send(value: $0) }
+        let values = EventRecorder<Int, Never>()
+        SignalProducer<Int, TestError>(values: [1, 2]).startWithValues { values.observer.send(value: $0) }
         #expect(values.events == [.value(1), .value(2)])
 
         let completions = Counter()
-        SignalProducer<Int, ProducerTestError>(values: [1, 2]).startWithCompleted { completions.increment() }
+        SignalProducer<Int, TestError>(values: [1, 2]).startWithCompleted { completions.increment() }
         #expect(completions.value == 1)
 
-        let failures = Recorder<ProducerTestError, Never>()
-        SignalProducer<Int, ProducerTestError>(error: .boom).startWithFailed { failures.observer.send(value: $0) }
+        let failures = EventRecorder<TestError, Never>()
+        SignalProducer<Int, TestError>(error: .boom).startWithFailed { failures.observer.send(value: $0) }
         #expect(failures.events == [.value(.boom)])
 
         let interruptions = Counter()
-        SignalProducer<Int, ProducerTestError>.never.startWithInterrupted { interruptions.increment() }.dispose()
+        SignalProducer<Int, TestError>.never.startWithInterrupted { interruptions.increment() }.dispose()
         #expect(interruptions.value == 1)
     }
 
@@ -322,33 +281,33 @@ struct SignalProducerTests {
 
     @Test("an async operation's result is sent, then the run completes")
     func asyncOperation() async {
-        let recorder = Recorder<Int, Never>()
+        let recorder = EventRecorder<Int, Never>()
         SignalProducer<Int, Never>(operation: { () async -> Int in 42 }).start(recorder.observer)
-        #expect(await recorder.waitForTermination(), "the run did not end")
+        #expect(await recorder.terminated(), "the run did not end")
         #expect(recorder.events == [.value(42), .completed])
     }
 
     @Test("an async operation that sends several values sends each, then the run completes")
     func asyncSendingOperation() async {
-        let recorder = Recorder<Int, Never>()
+        let recorder = EventRecorder<Int, Never>()
         SignalProducer<Int, Never>(operation: { send in
             send(1)
             send(2)
         }).start(recorder.observer)
-        #expect(await recorder.waitForTermination(), "the run did not end")
+        #expect(await recorder.terminated(), "the run did not end")
         #expect(recorder.events == [.value(1), .value(2), .completed])
     }
 
     @Test("a throwing async operation sends its result and completes, or fails with what it throws")
     func asyncThrowingOperation() async {
-        let succeeding = Recorder<Int, any Error>()
+        let succeeding = EventRecorder<Int, any Error>()
         SignalProducer<Int, any Error>(operation: { () async throws -> Int in 1 }).start(succeeding.observer)
-        #expect(await succeeding.waitForTermination(), "the run did not end")
+        #expect(await succeeding.terminated(), "the run did not end")
         #expect(comparable(succeeding.events) == [.value(1), .completed])
 
-        let failing = Recorder<Int, any Error>()
-        SignalProducer<Int, any Error>(operation: { () async throws -> Int in throw ProducerTestError.boom }).start(failing.observer)
-        #expect(await failing.waitForTermination(), "the run did not end")
+        let failing = EventRecorder<Int, any Error>()
+        SignalProducer<Int, any Error>(operation: { () async throws -> Int in throw TestError.boom }).start(failing.observer)
+        #expect(await failing.terminated(), "the run did not end")
         #expect(comparable(failing.events) == [.failed(.boom)])
     }
 
@@ -358,7 +317,7 @@ struct SignalProducerTests {
         let cancelled = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
         let sawCancellation = Counter()
-        let recorder = Recorder<Int, Never>()
+        let recorder = EventRecorder<Int, Never>()
         let disposable = SignalProducer<Int, Never>(operation: { () async -> Int in
             await withTaskCancellationHandler {
                 started.signal()
@@ -372,10 +331,10 @@ struct SignalProducerTests {
             }
         }).start(recorder.observer)
 
-        #expect(await wait(for: started), "the operation did not start")
+        #expect(await Watchdog.signalled(started), "the operation did not start")
         disposable.dispose()
-        #expect(await wait(for: cancelled), "the task was not cancelled")
-        #expect(await wait(for: finished), "the operation did not finish")
+        #expect(await Watchdog.signalled(cancelled), "the task was not cancelled")
+        #expect(await Watchdog.signalled(finished), "the operation did not finish")
         #expect(sawCancellation.value == 1)
         #expect(recorder.events == [.interrupted])
     }
@@ -386,9 +345,9 @@ struct SignalProducerTests {
             for value in 1...3 { continuation.yield(value) }
             continuation.finish()
         }
-        let recorder = Recorder<Int, any Error>()
+        let recorder = EventRecorder<Int, any Error>()
         SignalProducer<Int, any Error>(stream).start(recorder.observer)
-        #expect(await recorder.waitForTermination(), "the run did not end")
+        #expect(await recorder.terminated(), "the run did not end")
         #expect(comparable(recorder.events) == [.value(1), .value(2), .value(3), .completed])
     }
 
@@ -396,11 +355,11 @@ struct SignalProducerTests {
     func asyncSequenceFailure() async {
         let stream = AsyncThrowingStream<Int, any Error> { continuation in
             continuation.yield(1)
-            continuation.finish(throwing: ProducerTestError.boom)
+            continuation.finish(throwing: TestError.boom)
         }
-        let recorder = Recorder<Int, any Error>()
+        let recorder = EventRecorder<Int, any Error>()
         SignalProducer<Int, any Error>(stream).start(recorder.observer)
-        #expect(await recorder.waitForTermination(), "the run did not end")
+        #expect(await recorder.terminated(), "the run did not end")
         #expect(comparable(recorder.events) == [.value(1), .failed(.boom)])
     }
 
@@ -413,10 +372,10 @@ struct SignalProducerTests {
                 if case .cancelled = termination { ended.signal() }
             }
         }
-        let recorder = Recorder<Int, any Error>()
+        let recorder = EventRecorder<Int, any Error>()
         let disposable = SignalProducer<Int, any Error>(stream).start(recorder.observer)
         disposable.dispose()
-        #expect(await wait(for: ended), "the iteration was not cancelled")
+        #expect(await Watchdog.signalled(ended), "the iteration was not cancelled")
         #expect(comparable(recorder.events) == [.interrupted])
     }
 }

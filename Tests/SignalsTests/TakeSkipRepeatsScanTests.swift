@@ -8,8 +8,8 @@ struct TakeSkipRepeatsScanTests {
 
     @Test("Signal.take(first:) forwards the first values, then completes and ignores the rest")
     func signalTake() {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
         signal.take(first: 2).observe(recorder.observer)
         for value in 1...4 { input.send(value: value) }
         input.send(error: .boom)
@@ -18,8 +18,8 @@ struct TakeSkipRepeatsScanTests {
 
     @Test("Signal.take(first: 0) completes at once")
     func signalTakeZero() {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
         signal.take(first: 0).observe(recorder.observer)
         input.send(value: 1)
         #expect(recorder.events == [.completed])
@@ -27,22 +27,22 @@ struct TakeSkipRepeatsScanTests {
 
     @Test("Signal.take(first:) forwards a failure or interruption that comes before the count")
     func signalTakeTerminals() {
-        let (failing, failingInput) = Signal<Int, OperatorTestError>.pipe()
-        let failed = OperatorTestRecorder<Int, OperatorTestError>()
+        let (failing, failingInput) = Signal<Int, TestError>.pipe()
+        let failed = EventRecorder<Int, TestError>()
         failing.take(first: 3).observe(failed.observer)
         failingInput.send(value: 1)
         failingInput.send(error: .boom)
         #expect(failed.events == [.value(1), .failed(.boom)])
 
-        let (interrupting, interruptingInput) = Signal<Int, OperatorTestError>.pipe()
-        let interrupted = OperatorTestRecorder<Int, OperatorTestError>()
+        let (interrupting, interruptingInput) = Signal<Int, TestError>.pipe()
+        let interrupted = EventRecorder<Int, TestError>()
         interrupting.take(first: 3).observe(interrupted.observer)
         interruptingInput.send(value: 1)
         interruptingInput.sendInterrupted()
         #expect(interrupted.events == [.value(1), .interrupted])
 
-        let (completing, completingInput) = Signal<Int, OperatorTestError>.pipe()
-        let completed = OperatorTestRecorder<Int, OperatorTestError>()
+        let (completing, completingInput) = Signal<Int, TestError>.pipe()
+        let completed = EventRecorder<Int, TestError>()
         completing.take(first: 3).observe(completed.observer)
         completingInput.send(value: 1)
         completingInput.sendCompleted()
@@ -52,7 +52,7 @@ struct TakeSkipRepeatsScanTests {
     @Test("Signal.take(first:) detaches from its upstream once done, so nothing keeps the result alive")
     func signalTakeDetaches() {
         let (signal, input) = Signal<Int, Never>.pipe()
-        let recorder = OperatorTestRecorder<Int, Never>()
+        let recorder = EventRecorder<Int, Never>()
         weak var weakTaken: Signal<Int, Never>?
         do {
             let taken = signal.take(first: 1)
@@ -67,15 +67,15 @@ struct TakeSkipRepeatsScanTests {
 
     @Test("Producer take(first:) completes after the count and ends the underlying run, which stops sending")
     func producerTakeDisposesUpstream() {
-        let ended = OperatorTestLog()
-        let producer = SignalProducer<Int, OperatorTestError> { observer, lifetime in
+        let ended = TestLog<String>()
+        let producer = SignalProducer<Int, TestError> { observer, lifetime in
             lifetime.observeEnded { ended.append("ended") }
             for value in 1...5 where !lifetime.hasEnded {
                 observer.send(value: value)
                 ended.append("sent \(value)")
             }
         }
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         producer.take(first: 2).start(recorder.observer)
         #expect(recorder.events == [.value(1), .value(2), .completed])
         #expect(ended.entries == ["sent 1", "ended", "sent 2"])
@@ -84,7 +84,7 @@ struct TakeSkipRepeatsScanTests {
     @Test("Producer take(first:) ends the underlying run when the count is reached asynchronously")
     func producerTakeLaterValues() {
         let source = OperatorTestControlledProducer<Int>()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         source.producer.take(first: 1).start(recorder.observer)
         #expect(!source.hasEnded())
         source.input().send(value: 7)
@@ -96,7 +96,7 @@ struct TakeSkipRepeatsScanTests {
     @Test("Producer take(first: 0) completes without running the start handler")
     func producerTakeZero() {
         let source = OperatorTestControlledProducer<Int>()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let recorder = EventRecorder<Int, TestError>()
         source.producer.take(first: 0).start(recorder.observer)
         #expect(recorder.events == [.completed])
         #expect(source.startCount == 0)
@@ -104,12 +104,12 @@ struct TakeSkipRepeatsScanTests {
 
     @Test("Producer take(first:) forwards failure and is interrupted by disposal")
     func producerTakeTerminals() {
-        let failed = OperatorTestRecorder<Int, OperatorTestError>()
-        SignalProducer<Int, OperatorTestError>(error: .boom).take(first: 2).start(failed.observer)
+        let failed = EventRecorder<Int, TestError>()
+        SignalProducer<Int, TestError>(error: .boom).take(first: 2).start(failed.observer)
         #expect(failed.events == [.failed(.boom)])
 
         let source = OperatorTestControlledProducer<Int>()
-        let interrupted = OperatorTestRecorder<Int, OperatorTestError>()
+        let interrupted = EventRecorder<Int, TestError>()
         let run = source.producer.take(first: 2).start(interrupted.observer)
         source.input().send(value: 1)
         run.dispose()
@@ -120,8 +120,8 @@ struct TakeSkipRepeatsScanTests {
     @Test("Each run of a take(first:) producer counts from zero")
     func producerTakePerRun() {
         let producer = SignalProducer<Int, Never>(values: 1, 2, 3).take(first: 2)
-        let first = OperatorTestRecorder<Int, Never>()
-        let second = OperatorTestRecorder<Int, Never>()
+        let first = EventRecorder<Int, Never>()
+        let second = EventRecorder<Int, Never>()
         producer.start(first.observer)
         producer.start(second.observer)
         #expect(first.events == [.value(1), .value(2), .completed])
@@ -132,7 +132,7 @@ struct TakeSkipRepeatsScanTests {
     func signalTakeConcurrent() {
         for _ in 0..<20 {
             let (signal, input) = Signal<Int, Never>.pipe()
-            let recorder = OperatorTestRecorder<Int, Never>()
+            let recorder = EventRecorder<Int, Never>()
             signal.take(first: 100).observe(recorder.observer)
             DispatchQueue.concurrentPerform(iterations: 4) { thread in
                 for index in 0..<50 { input.send(value: thread * 100 + index) }
@@ -148,8 +148,8 @@ struct TakeSkipRepeatsScanTests {
 
     @Test("Signal.skipRepeats() drops values equal to the previous one")
     func signalSkipRepeats() {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
         signal.skipRepeats().observe(recorder.observer)
         for value in [1, 1, 2, 2, 2, 1, 3, 3] { input.send(value: value) }
         input.send(error: .boom)
@@ -159,7 +159,7 @@ struct TakeSkipRepeatsScanTests {
     @Test("Signal.skipRepeats(_:) uses the given equivalence against the last forwarded value")
     func signalSkipRepeatsCustom() {
         let (signal, input) = Signal<String, Never>.pipe()
-        let recorder = OperatorTestRecorder<String, Never>()
+        let recorder = EventRecorder<String, Never>()
         signal.skipRepeats { $0.lowercased() == $1.lowercased() }.observe(recorder.observer)
         for value in ["a", "A", "b", "B", "b", "a"] { input.send(value: value) }
         input.sendInterrupted()
@@ -169,15 +169,15 @@ struct TakeSkipRepeatsScanTests {
     @Test("Producer skipRepeats starts afresh on each run and forwards terminal events")
     func producerSkipRepeats() {
         let producer = SignalProducer<Int, Never>(values: 1, 1, 2, 2).skipRepeats()
-        let first = OperatorTestRecorder<Int, Never>()
-        let second = OperatorTestRecorder<Int, Never>()
+        let first = EventRecorder<Int, Never>()
+        let second = EventRecorder<Int, Never>()
         producer.start(first.observer)
         producer.start(second.observer)
         #expect(first.events == [.value(1), .value(2), .completed])
         #expect(second.events == [.value(1), .value(2), .completed])
 
         let source = OperatorTestControlledProducer<Int>()
-        let custom = OperatorTestRecorder<Int, OperatorTestError>()
+        let custom = EventRecorder<Int, TestError>()
         let run = source.producer.skipRepeats { $0 / 10 == $1 / 10 }.start(custom.observer)
         for value in [1, 5, 12, 19, 3] { source.input().send(value: value) }
         run.dispose()
@@ -189,8 +189,8 @@ struct TakeSkipRepeatsScanTests {
 
     @Test("Signal.scan sends each running accumulation, not the initial value")
     func signalScan() {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<Int, OperatorTestError>()
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
         signal.scan(10) { $0 + $1 }.observe(recorder.observer)
         for value in 1...3 { input.send(value: value) }
         input.sendCompleted()
@@ -199,8 +199,8 @@ struct TakeSkipRepeatsScanTests {
 
     @Test("Signal.scan(into:) mutates the accumulator in place and forwards failure")
     func signalScanInto() {
-        let (signal, input) = Signal<String, OperatorTestError>.pipe()
-        let recorder = OperatorTestRecorder<[String], OperatorTestError>()
+        let (signal, input) = Signal<String, TestError>.pipe()
+        let recorder = EventRecorder<[String], TestError>()
         signal.scan(into: [String]()) { $0.append($1) }.observe(recorder.observer)
         input.send(value: "a")
         input.send(value: "b")
@@ -211,7 +211,7 @@ struct TakeSkipRepeatsScanTests {
     @Test("Signal.scan forwards interruption")
     func signalScanInterrupted() {
         let (signal, input) = Signal<Int, Never>.pipe()
-        let recorder = OperatorTestRecorder<Int, Never>()
+        let recorder = EventRecorder<Int, Never>()
         signal.scan(0, +).observe(recorder.observer)
         input.send(value: 4)
         input.sendInterrupted()
@@ -221,14 +221,14 @@ struct TakeSkipRepeatsScanTests {
     @Test("Producer scan starts again from the initial value on each run")
     func producerScan() {
         let producer = SignalProducer<Int, Never>(values: 1, 2, 3).scan(0, +)
-        let first = OperatorTestRecorder<Int, Never>()
-        let second = OperatorTestRecorder<Int, Never>()
+        let first = EventRecorder<Int, Never>()
+        let second = EventRecorder<Int, Never>()
         producer.start(first.observer)
         producer.start(second.observer)
         #expect(first.events == [.value(1), .value(3), .value(6), .completed])
         #expect(second.events == [.value(1), .value(3), .value(6), .completed])
 
-        let into = OperatorTestRecorder<Int, Never>()
+        let into = EventRecorder<Int, Never>()
         SignalProducer<Int, Never>(values: 1, 2).scan(into: 100) { $0 -= $1 }.start(into.observer)
         #expect(into.events == [.value(99), .value(97), .completed])
     }
@@ -236,13 +236,13 @@ struct TakeSkipRepeatsScanTests {
     @Test("Producer scan forwards failure and disposal ends the underlying run")
     func producerScanTerminals() {
         let source = OperatorTestControlledProducer<Int>()
-        let failed = OperatorTestRecorder<Int, OperatorTestError>()
+        let failed = EventRecorder<Int, TestError>()
         source.producer.scan(0, +).start(failed.observer)
         source.input(0).send(value: 2)
         source.input(0).send(error: .boom)
         #expect(failed.events == [.value(2), .failed(.boom)])
 
-        let interrupted = OperatorTestRecorder<Int, OperatorTestError>()
+        let interrupted = EventRecorder<Int, TestError>()
         let run = source.producer.scan(0, +).start(interrupted.observer)
         source.input(1).send(value: 5)
         run.dispose()

@@ -3,25 +3,6 @@ import Foundation
 import Signals
 import Testing
 
-/// A thread-safe list of what happened, in order.
-private final class TestSchedulerLog<Entry: Sendable>: @unchecked Sendable {
-    // Safe: `entries` is only touched with `lock` held.
-    private let lock = NSLock()
-    private var entries: [Entry] = []
-
-    func append(_ entry: Entry) {
-        lock.lock()
-        entries.append(entry)
-        lock.unlock()
-    }
-
-    var all: [Entry] {
-        lock.lock()
-        defer { lock.unlock() }
-        return entries
-    }
-}
-
 /// What ran, and when.
 private struct Stamp: Equatable, Sendable, CustomStringConvertible {
     let time: Duration
@@ -40,15 +21,15 @@ struct TestSchedulerTests {
     @Test("the clock starts at zero and schedule(_:) waits for the next advance")
     func scheduleWaitsForAdvance() {
         let scheduler = TestScheduler()
-        let log = TestSchedulerLog<Stamp>()
+        let log = TestLog<Stamp>()
         scheduler.schedule { log.append(Stamp(scheduler.now, "a")) }
 
         #expect(scheduler.now == .zero)
-        #expect(log.all == [])
+        #expect(log.entries == [])
         #expect(scheduler.pendingActionCount == 1)
 
         scheduler.advance()
-        #expect(log.all == [Stamp(.zero, "a")])
+        #expect(log.entries == [Stamp(.zero, "a")])
         #expect(scheduler.now == .zero)
         #expect(scheduler.pendingActionCount == 0)
     }
@@ -56,7 +37,7 @@ struct TestSchedulerTests {
     @Test("actions due at the same instant run in the order they were scheduled")
     func sameInstantInSchedulingOrder() {
         let scheduler = TestScheduler()
-        let log = TestSchedulerLog<Stamp>()
+        let log = TestLog<Stamp>()
         scheduler.schedule(after: .seconds(1)) { log.append(Stamp(scheduler.now, "a")) }
         scheduler.schedule(after: .seconds(2)) { log.append(Stamp(scheduler.now, "x")) }
         scheduler.schedule(after: .seconds(1)) { log.append(Stamp(scheduler.now, "b")) }
@@ -70,19 +51,19 @@ struct TestSchedulerTests {
 
         let expected = [Stamp(.seconds(1), "a"), Stamp(.seconds(1), "b"), Stamp(.seconds(1), "c")]
             + (0..<20).map { Stamp(.seconds(1), "d\($0)") }
-        #expect(log.all == expected)
+        #expect(log.entries == expected)
         #expect(scheduler.pendingActionCount == 1)
 
         // Run what is left: a pending action holds the scheduler, so leaving one would be a cycle.
         scheduler.run()
-        #expect(log.all == expected + [Stamp(.seconds(2), "x")])
+        #expect(log.entries == expected + [Stamp(.seconds(2), "x")])
         #expect(scheduler.pendingActionCount == 0)
     }
 
     @Test("advance(by:) runs only the actions that are due, in time order, and moves the clock")
     func advanceByRunsOnlyWhatIsDue() {
         let scheduler = TestScheduler()
-        let log = TestSchedulerLog<Stamp>()
+        let log = TestLog<Stamp>()
         scheduler.schedule(after: .seconds(3)) { log.append(Stamp(scheduler.now, "c")) }
         scheduler.schedule(after: .seconds(1)) { log.append(Stamp(scheduler.now, "a")) }
         scheduler.schedule(after: .seconds(5)) { log.append(Stamp(scheduler.now, "e")) }
@@ -90,17 +71,17 @@ struct TestSchedulerTests {
         scheduler.schedule(after: .seconds(-4)) { log.append(Stamp(scheduler.now, "now")) }
 
         scheduler.advance(by: .seconds(3))
-        #expect(log.all == [
+        #expect(log.entries == [
             Stamp(.zero, "now"), Stamp(.seconds(1), "a"), Stamp(.seconds(2), "b"), Stamp(.seconds(3), "c"),
         ])
         #expect(scheduler.now == .seconds(3))
 
         scheduler.advance(by: .seconds(1))
-        #expect(log.all.count == 4)
+        #expect(log.entries.count == 4)
         #expect(scheduler.now == .seconds(4))
 
         scheduler.advance(to: .seconds(6))
-        #expect(log.all == [
+        #expect(log.entries == [
             Stamp(.zero, "now"), Stamp(.seconds(1), "a"), Stamp(.seconds(2), "b"), Stamp(.seconds(3), "c"),
             Stamp(.seconds(5), "e"),
         ])
@@ -110,7 +91,7 @@ struct TestSchedulerTests {
     @Test("advance() runs what is due now, including what those actions schedule now, but not later ones")
     func advanceRunsWhatIsDueNow() {
         let scheduler = TestScheduler()
-        let log = TestSchedulerLog<Stamp>()
+        let log = TestLog<Stamp>()
         scheduler.schedule {
             log.append(Stamp(scheduler.now, "a"))
             scheduler.schedule { log.append(Stamp(scheduler.now, "a.now")) }
@@ -118,20 +99,20 @@ struct TestSchedulerTests {
         }
 
         scheduler.advance()
-        #expect(log.all == [Stamp(.zero, "a"), Stamp(.zero, "a.now")])
+        #expect(log.entries == [Stamp(.zero, "a"), Stamp(.zero, "a.now")])
         #expect(scheduler.now == .zero)
         #expect(scheduler.pendingActionCount == 1)
 
         // Run what is left: a pending action holds the scheduler, so leaving one would be a cycle.
         scheduler.run()
-        #expect(log.all == [Stamp(.zero, "a"), Stamp(.zero, "a.now"), Stamp(.nanoseconds(1), "a.later")])
+        #expect(log.entries == [Stamp(.zero, "a"), Stamp(.zero, "a.now"), Stamp(.nanoseconds(1), "a.later")])
         #expect(scheduler.pendingActionCount == 0)
     }
 
     @Test("actions scheduled from inside an action run in the same advance when due, in time order")
     func nestedSchedulingRunsInSameAdvance() {
         let scheduler = TestScheduler()
-        let log = TestSchedulerLog<Stamp>()
+        let log = TestLog<Stamp>()
         scheduler.schedule(after: .seconds(1)) {
             log.append(Stamp(scheduler.now, "a"))
             scheduler.schedule(after: .seconds(1)) { log.append(Stamp(scheduler.now, "a+1")) }
@@ -154,20 +135,20 @@ struct TestSchedulerTests {
             Stamp(.milliseconds(1500), "a+0.5"),
             Stamp(.seconds(2), "a+1"),
         ]
-        #expect(log.all == expected)
+        #expect(log.entries == expected)
         #expect(scheduler.now == .seconds(3))
         #expect(scheduler.pendingActionCount == 1)
 
         // Run what is left: a pending action holds the scheduler, so leaving one would be a cycle.
         scheduler.run()
-        #expect(log.all == expected + [Stamp(.seconds(11), "a+10")])
+        #expect(log.entries == expected + [Stamp(.seconds(11), "a+10")])
         #expect(scheduler.pendingActionCount == 0)
     }
 
     @Test("an action may advance the clock itself without deadlocking")
     func reentrantAdvance() {
         let scheduler = TestScheduler()
-        let log = TestSchedulerLog<Stamp>()
+        let log = TestLog<Stamp>()
         scheduler.schedule(after: .seconds(1)) {
             log.append(Stamp(scheduler.now, "a"))
             scheduler.advance(by: .seconds(1))
@@ -178,7 +159,7 @@ struct TestSchedulerTests {
 
         scheduler.advance(by: .seconds(5))
 
-        #expect(log.all == [
+        #expect(log.entries == [
             Stamp(.seconds(1), "a"), Stamp(.milliseconds(1500), "b"), Stamp(.seconds(2), "a.end"),
             Stamp(.seconds(3), "c"),
         ])
@@ -188,10 +169,10 @@ struct TestSchedulerTests {
     @Test("another thread may schedule while an action runs during an advance, without deadlock")
     func schedulingFromAnotherThreadDuringAdvance() {
         let scheduler = TestScheduler()
-        let log = TestSchedulerLog<Stamp>()
+        let log = TestLog<Stamp>()
         let scheduledByOtherThread = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
-        let waitResults = TestSchedulerLog<DispatchTimeoutResult>()
+        let waitResults = TestLog<DispatchTimeoutResult>()
 
         scheduler.schedule(after: .seconds(1)) {
             log.append(Stamp(scheduler.now, "a"))
@@ -212,8 +193,8 @@ struct TestSchedulerTests {
         }
 
         #expect(finished.wait(timeout: .now() + 10) == .success)
-        #expect(waitResults.all == [.success])
-        #expect(log.all == [
+        #expect(waitResults.entries == [.success])
+        #expect(log.entries == [
             Stamp(.seconds(1), "a"), Stamp(.seconds(1), "from thread, now"), Stamp(.seconds(2), "from thread, +1"),
         ])
         #expect(scheduler.now == .seconds(5))
@@ -224,7 +205,7 @@ struct TestSchedulerTests {
         let scheduler = TestScheduler()
         let threads = 4
         let actionsPerThread = 2_000
-        let ran = TestSchedulerLog<Int>()
+        let ran = TestLog<Int>()
         let schedulers = DispatchGroup()
         let finished = DispatchSemaphore(value: 0)
 
@@ -251,14 +232,14 @@ struct TestSchedulerTests {
 
         #expect(finished.wait(timeout: .now() + 30) == .success)
         let expected = (0..<(threads * actionsPerThread)).filter { $0 % 5 != 0 }
-        #expect(ran.all.sorted() == expected)
+        #expect(ran.entries.sorted() == expected)
         #expect(scheduler.pendingActionCount == 0)
     }
 
     @Test("disposed actions never run, whether disposed before or during an advance")
     func cancelledActionsDoNotRun() {
         let scheduler = TestScheduler()
-        let log = TestSchedulerLog<Stamp>()
+        let log = TestLog<Stamp>()
         scheduler.schedule { log.append(Stamp(scheduler.now, "a")) }
         scheduler.schedule { log.append(Stamp(scheduler.now, "b")) }?.dispose()
         scheduler.schedule(after: .seconds(1)) { log.append(Stamp(scheduler.now, "c")) }?.dispose()
@@ -267,10 +248,10 @@ struct TestSchedulerTests {
         }
         repeating?.dispose()
         let late = scheduler.schedule(after: .seconds(2)) { log.append(Stamp(scheduler.now, "late")) }
-        let sameInstant = TestSchedulerLog<Disposable>()
+        let sameInstant = TestLog<Disposable>()
         scheduler.schedule(after: .seconds(1)) {
             log.append(Stamp(scheduler.now, "d"))
-            sameInstant.all.forEach { $0.dispose() }
+            sameInstant.entries.forEach { $0.dispose() }
             late?.dispose()
         }
         if let disposable = scheduler.schedule(after: .seconds(1), action: { log.append(Stamp(scheduler.now, "e")) }) {
@@ -280,7 +261,7 @@ struct TestSchedulerTests {
 
         scheduler.advance(by: .seconds(10))
 
-        #expect(log.all == [Stamp(.zero, "a"), Stamp(.seconds(1), "d")])
+        #expect(log.entries == [Stamp(.zero, "a"), Stamp(.seconds(1), "d")])
         #expect(scheduler.pendingActionCount == 0)
         #expect(late?.isDisposed == true)
     }
@@ -288,7 +269,7 @@ struct TestSchedulerTests {
     @Test("run() drains every action, those scheduled while running included, and leaves the clock at the last")
     func runDrains() {
         let scheduler = TestScheduler()
-        let log = TestSchedulerLog<Stamp>()
+        let log = TestLog<Stamp>()
         scheduler.schedule(after: .seconds(100)) { log.append(Stamp(scheduler.now, "c")) }
         scheduler.schedule(after: .seconds(1)) {
             log.append(Stamp(scheduler.now, "a"))
@@ -298,7 +279,7 @@ struct TestSchedulerTests {
 
         scheduler.run()
 
-        #expect(log.all == [
+        #expect(log.entries == [
             Stamp(.seconds(1), "a"), Stamp(.seconds(5), "b"), Stamp(.seconds(100), "c"), Stamp(.seconds(151), "d"),
         ])
         #expect(scheduler.now == .seconds(151))
@@ -308,43 +289,43 @@ struct TestSchedulerTests {
     @Test("a repeating action fires at each interval, the expected number of times, until disposed")
     func repeatingActions() {
         let scheduler = TestScheduler()
-        let log = TestSchedulerLog<Stamp>()
+        let log = TestLog<Stamp>()
         let repeating = scheduler.schedule(after: .seconds(1), interval: .seconds(2)) {
             log.append(Stamp(scheduler.now, "r"))
         }
         scheduler.schedule(after: .seconds(3)) { log.append(Stamp(scheduler.now, "once")) }
 
         scheduler.advance(by: .seconds(6))
-        #expect(log.all == [
+        #expect(log.entries == [
             Stamp(.seconds(1), "r"), Stamp(.seconds(3), "once"), Stamp(.seconds(3), "r"), Stamp(.seconds(5), "r"),
         ])
 
         scheduler.advance(by: .seconds(1))
-        #expect(log.all.last == Stamp(.seconds(7), "r"))
-        #expect(log.all.count == 5)
+        #expect(log.entries.last == Stamp(.seconds(7), "r"))
+        #expect(log.entries.count == 5)
 
         repeating?.dispose()
         #expect(scheduler.pendingActionCount == 0)
         scheduler.advance(by: .seconds(10))
-        #expect(log.all.count == 5)
+        #expect(log.entries.count == 5)
     }
 
     @Test("a repeating action disposed from inside itself does not fire again")
     func repeatingActionDisposedFromInside() {
         let scheduler = TestScheduler()
-        let log = TestSchedulerLog<Stamp>()
-        let disposable = TestSchedulerLog<Disposable>()
+        let log = TestLog<Stamp>()
+        let disposable = TestLog<Disposable>()
         let repeating = scheduler.schedule(after: .zero, interval: .milliseconds(250)) {
             log.append(Stamp(scheduler.now, "r"))
-            if log.all.count == 3 { disposable.all.forEach { $0.dispose() } }
+            if log.entries.count == 3 { disposable.entries.forEach { $0.dispose() } }
         }
         if let repeating { disposable.append(repeating) }
 
         scheduler.advance(by: .seconds(2))
 
-        #expect(log.all == [Stamp(.zero, "r"), Stamp(.milliseconds(250), "r"), Stamp(.milliseconds(500), "r")])
+        #expect(log.entries == [Stamp(.zero, "r"), Stamp(.milliseconds(250), "r"), Stamp(.milliseconds(500), "r")])
         #expect(scheduler.pendingActionCount == 0)
         scheduler.run()
-        #expect(log.all.count == 3)
+        #expect(log.entries.count == 3)
     }
 }

@@ -20,24 +20,6 @@ private struct Timed<Value: Equatable & Sendable>: Equatable, Sendable, CustomSt
     var description: String { "\(event)@\(time)" }
 }
 
-/// A thread-safe list of what happened, in order.
-private final class TimeOperatorLog<Entry: Sendable>: @unchecked Sendable {
-    // Safe: `entries` is only touched with `lock` held.
-    private let lock = NSLock()
-    private var entries: [Entry] = []
-
-    func append(_ entry: Entry) {
-        lock.lock()
-        entries.append(entry)
-        lock.unlock()
-    }
-
-    var all: [Entry] {
-        lock.lock()
-        defer { lock.unlock() }
-        return entries
-    }
-}
 
 @Suite("Time operators: delay, timer, observe(on:), start(on:)")
 struct TimeOperatorTests {
@@ -47,7 +29,7 @@ struct TimeOperatorTests {
     func delayShiftsValuesAndCompletion() {
         let scheduler = TestScheduler()
         let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
-        let log = TimeOperatorLog<Timed<Int>>()
+        let log = TestLog<Timed<Int>>()
         signal.delay(.seconds(2), on: scheduler).observe { log.append(Timed(scheduler.now, $0)) }
 
         input.send(value: 1)
@@ -56,13 +38,13 @@ struct TimeOperatorTests {
         input.send(value: 3)
         scheduler.advance(by: .milliseconds(500))
         input.sendCompleted()
-        #expect(log.all == [])
+        #expect(log.entries == [])
 
         scheduler.advance(by: .milliseconds(1000))
-        #expect(log.all == [Timed(.seconds(2), .value(1))])
+        #expect(log.entries == [Timed(.seconds(2), .value(1))])
 
         scheduler.run()
-        #expect(log.all == [
+        #expect(log.entries == [
             Timed(.seconds(2), .value(1)),
             Timed(.seconds(3), .value(2)),
             Timed(.seconds(3), .value(3)),
@@ -75,7 +57,7 @@ struct TimeOperatorTests {
     func delayForwardsFailureAtOnce() {
         let scheduler = TestScheduler()
         let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
-        let log = TimeOperatorLog<Timed<Int>>()
+        let log = TestLog<Timed<Int>>()
         signal.delay(.seconds(2), on: scheduler).observe { log.append(Timed(scheduler.now, $0)) }
 
         input.send(value: 1)
@@ -83,10 +65,10 @@ struct TimeOperatorTests {
         input.send(value: 2)
         input.send(error: .boom)
 
-        #expect(log.all == [Timed(.seconds(1), .failed(.boom))])
+        #expect(log.entries == [Timed(.seconds(1), .failed(.boom))])
         #expect(scheduler.pendingActionCount == 0)
         scheduler.run()
-        #expect(log.all == [Timed(.seconds(1), .failed(.boom))])
+        #expect(log.entries == [Timed(.seconds(1), .failed(.boom))])
     }
 
     @Test("a delayed producer sends its values later, and disposing it interrupts at once and cancels the rest")
@@ -94,15 +76,15 @@ struct TimeOperatorTests {
         let scheduler = TestScheduler()
         let producer = SignalProducer<Int, TimeOperatorError>(values: 1, 2, 3).delay(.seconds(1), on: scheduler)
 
-        let completeRun = TimeOperatorLog<Timed<Int>>()
+        let completeRun = TestLog<Timed<Int>>()
         producer.start { completeRun.append(Timed(scheduler.now, $0)) }
         scheduler.run()
-        #expect(completeRun.all == [
+        #expect(completeRun.entries == [
             Timed(.seconds(1), .value(1)), Timed(.seconds(1), .value(2)), Timed(.seconds(1), .value(3)),
             Timed(.seconds(1), .completed),
         ])
 
-        let disposedRun = TimeOperatorLog<Timed<Int>>()
+        let disposedRun = TestLog<Timed<Int>>()
         let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
         let disposable = SignalProducer(signal).delay(.seconds(1), on: scheduler)
             .start { disposedRun.append(Timed(scheduler.now, $0)) }
@@ -113,14 +95,14 @@ struct TimeOperatorTests {
         disposable.dispose()
         #expect(scheduler.pendingActionCount == 0)
         scheduler.advance(by: .seconds(5))
-        #expect(disposedRun.all == [Timed(.seconds(2), .value(10)), Timed(.milliseconds(2500), .interrupted)])
+        #expect(disposedRun.entries == [Timed(.seconds(2), .value(10)), Timed(.milliseconds(2500), .interrupted)])
     }
 
     @Test("delay on a queue scheduler keeps the order of many values")
     func delayOnQueueSchedulerKeepsOrder() {
         let scheduler = QueueScheduler(label: "test.delay.order")
         let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
-        let log = TimeOperatorLog<Event<Int, TimeOperatorError>>()
+        let log = TestLog<Event<Int, TimeOperatorError>>()
         let done = DispatchSemaphore(value: 0)
         signal.delay(.milliseconds(10), on: scheduler).observe { event in
             log.append(event)
@@ -131,7 +113,7 @@ struct TimeOperatorTests {
         input.sendCompleted()
 
         #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(log.all == (0..<200).map { .value($0) } + [.completed])
+        #expect(log.entries == (0..<200).map { .value($0) } + [.completed])
     }
 
     // MARK: timer
@@ -140,12 +122,12 @@ struct TimeOperatorTests {
     func timerTicks() {
         let scheduler = TestScheduler()
         scheduler.advance(to: .seconds(10))
-        let log = TimeOperatorLog<Timed<Duration>>()
+        let log = TestLog<Timed<Duration>>()
         let timer = SignalProducer.timer(interval: .seconds(1), on: scheduler)
             .start { event in log.append(Timed(scheduler.now, event.mapError { never -> TimeOperatorError in })) }
 
         scheduler.advance(by: .milliseconds(3500))
-        #expect(log.all == [
+        #expect(log.entries == [
             Timed(.seconds(11), .value(.seconds(11))),
             Timed(.seconds(12), .value(.seconds(12))),
             Timed(.seconds(13), .value(.seconds(13))),
@@ -154,7 +136,7 @@ struct TimeOperatorTests {
         timer.dispose()
         #expect(scheduler.pendingActionCount == 0)
         scheduler.advance(by: .seconds(10))
-        #expect(log.all == [
+        #expect(log.entries == [
             Timed(.seconds(11), .value(.seconds(11))),
             Timed(.seconds(12), .value(.seconds(12))),
             Timed(.seconds(13), .value(.seconds(13))),
@@ -166,8 +148,8 @@ struct TimeOperatorTests {
     func timerRunsAreIndependent() {
         let scheduler = TestScheduler()
         let timer = SignalProducer.timer(interval: .seconds(2), on: scheduler)
-        let first = TimeOperatorLog<Duration>()
-        let second = TimeOperatorLog<Duration>()
+        let first = TestLog<Duration>()
+        let second = TestLog<Duration>()
         let firstRun = timer.startWithValues { first.append($0) }
         scheduler.advance(by: .seconds(1))
         let secondRun = timer.startWithValues { second.append($0) }
@@ -176,8 +158,8 @@ struct TimeOperatorTests {
         firstRun.dispose()
         secondRun.dispose()
 
-        #expect(first.all == [.seconds(2), .seconds(4), .seconds(6)])
-        #expect(second.all == [.seconds(3), .seconds(5)])
+        #expect(first.entries == [.seconds(2), .seconds(4), .seconds(6)])
+        #expect(second.entries == [.seconds(3), .seconds(5)])
         #expect(scheduler.pendingActionCount == 0)
     }
 
@@ -187,19 +169,19 @@ struct TimeOperatorTests {
     func observeOnKeepsOrder() {
         let scheduler = TestScheduler()
         let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
-        let log = TimeOperatorLog<Timed<Int>>()
+        let log = TestLog<Timed<Int>>()
         signal.observe(on: scheduler).observe { log.append(Timed(scheduler.now, $0)) }
 
         input.send(value: 1)
         input.send(value: 2)
-        #expect(log.all == [])
+        #expect(log.entries == [])
         scheduler.advance(by: .seconds(1))
         input.send(value: 3)
         input.send(error: .boom)
-        #expect(log.all == [Timed(.zero, .value(1)), Timed(.zero, .value(2))])
+        #expect(log.entries == [Timed(.zero, .value(1)), Timed(.zero, .value(2))])
 
         scheduler.advance()
-        #expect(log.all == [
+        #expect(log.entries == [
             Timed(.zero, .value(1)), Timed(.zero, .value(2)),
             Timed(.seconds(1), .value(3)), Timed(.seconds(1), .failed(.boom)),
         ])
@@ -211,8 +193,8 @@ struct TimeOperatorTests {
         let key = DispatchSpecificKey<Bool>()
         scheduler.queue.setSpecific(key: key, value: true)
         let (signal, input) = Signal<Int, Never>.pipe()
-        let values = TimeOperatorLog<Int>()
-        let onQueue = TimeOperatorLog<Bool>()
+        let values = TestLog<Int>()
+        let onQueue = TestLog<Bool>()
         let done = DispatchSemaphore(value: 0)
         signal.observe(on: scheduler).observe { event in
             onQueue.append(DispatchQueue.getSpecific(key: key) == true)
@@ -228,43 +210,43 @@ struct TimeOperatorTests {
         input.sendCompleted()
 
         #expect(done.wait(timeout: .now() + 10) == .success)
-        let received = values.all
+        let received = values.entries
         #expect(received.count == threads * perThread)
         for thread in 0..<threads {
             let range = (thread * perThread)..<((thread + 1) * perThread)
             #expect(received.filter { range.contains($0) } == Array(range))
         }
-        #expect(onQueue.all == Array(repeating: true, count: threads * perThread + 1))
+        #expect(onQueue.entries == Array(repeating: true, count: threads * perThread + 1))
     }
 
     @Test("a producer's observe(on:) delivers through the scheduler; disposing interrupts at once")
     func producerObserveOn() {
         let scheduler = TestScheduler()
-        let log = TimeOperatorLog<Timed<Int>>()
+        let log = TestLog<Timed<Int>>()
         SignalProducer<Int, TimeOperatorError>(values: 1, 2).observe(on: scheduler)
             .start { log.append(Timed(scheduler.now, $0)) }
-        #expect(log.all == [])
+        #expect(log.entries == [])
         scheduler.advance(by: .seconds(1))
-        #expect(log.all == [Timed(.zero, .value(1)), Timed(.zero, .value(2)), Timed(.zero, .completed)])
+        #expect(log.entries == [Timed(.zero, .value(1)), Timed(.zero, .value(2)), Timed(.zero, .completed)])
 
-        let disposedLog = TimeOperatorLog<Timed<Int>>()
+        let disposedLog = TestLog<Timed<Int>>()
         let disposable = SignalProducer<Int, TimeOperatorError>(values: 3, 4).observe(on: scheduler)
             .start { disposedLog.append(Timed(scheduler.now, $0)) }
         disposable.dispose()
         scheduler.run()
-        #expect(disposedLog.all == [Timed(.seconds(1), .interrupted)])
+        #expect(disposedLog.entries == [Timed(.seconds(1), .interrupted)])
     }
 
     @Test("observe(on: ImmediateScheduler()) delivers synchronously on the sending thread")
     func observeOnImmediate() {
         let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
-        let log = TimeOperatorLog<Event<Int, TimeOperatorError>>()
+        let log = TestLog<Event<Int, TimeOperatorError>>()
         signal.observe(on: ImmediateScheduler()).observe { log.append($0) }
 
         input.send(value: 1)
-        #expect(log.all == [.value(1)])
+        #expect(log.entries == [.value(1)])
         input.sendCompleted()
-        #expect(log.all == [.value(1), .completed])
+        #expect(log.entries == [.value(1), .completed])
         #expect(ImmediateScheduler().schedule {} == nil)
     }
 
@@ -273,8 +255,8 @@ struct TimeOperatorTests {
     @Test("start(on:) runs the start handler from the scheduler, not on start")
     func startOnRunsHandlerOnScheduler() {
         let scheduler = TestScheduler()
-        let starts = TimeOperatorLog<Duration>()
-        let log = TimeOperatorLog<Timed<Int>>()
+        let starts = TestLog<Duration>()
+        let log = TestLog<Timed<Int>>()
         let producer = SignalProducer<Int, TimeOperatorError> { observer, _ in
             starts.append(scheduler.now)
             observer.send(value: 1)
@@ -283,19 +265,19 @@ struct TimeOperatorTests {
 
         scheduler.advance(to: .seconds(1))
         producer.start(on: scheduler).start { log.append(Timed(scheduler.now, $0)) }
-        #expect(starts.all == [])
-        #expect(log.all == [])
+        #expect(starts.entries == [])
+        #expect(log.entries == [])
 
         scheduler.advance(by: .seconds(1))
-        #expect(starts.all == [.seconds(1)])
-        #expect(log.all == [Timed(.seconds(1), .value(1)), Timed(.seconds(1), .completed)])
+        #expect(starts.entries == [.seconds(1)])
+        #expect(log.entries == [Timed(.seconds(1), .value(1)), Timed(.seconds(1), .completed)])
     }
 
     @Test("disposing a start(on:) run before the scheduler runs it cancels the start and interrupts at once")
     func startOnIsCancellable() {
         let scheduler = TestScheduler()
-        let starts = TimeOperatorLog<Duration>()
-        let log = TimeOperatorLog<Timed<Int>>()
+        let starts = TestLog<Duration>()
+        let log = TestLog<Timed<Int>>()
         let producer = SignalProducer<Int, TimeOperatorError> { observer, _ in
             starts.append(scheduler.now)
             observer.send(value: 1)
@@ -307,15 +289,15 @@ struct TimeOperatorTests {
         #expect(scheduler.pendingActionCount == 0)
         scheduler.run()
 
-        #expect(starts.all == [])
-        #expect(log.all == [Timed(.zero, .interrupted)])
+        #expect(starts.entries == [])
+        #expect(log.entries == [Timed(.zero, .interrupted)])
     }
 
     @Test("disposing a started start(on:) run interrupts the inner run and ends its lifetime")
     func startOnDisposalAfterStart() {
         let scheduler = TestScheduler()
-        let ended = TimeOperatorLog<Duration>()
-        let log = TimeOperatorLog<Timed<Int>>()
+        let ended = TestLog<Duration>()
+        let log = TestLog<Timed<Int>>()
         let producer = SignalProducer<Int, TimeOperatorError> { observer, lifetime in
             observer.send(value: 1)
             lifetime.observeEnded { ended.append(scheduler.now) }
@@ -326,8 +308,8 @@ struct TimeOperatorTests {
         scheduler.advance(by: .seconds(1))
         disposable.dispose()
 
-        #expect(log.all == [Timed(.zero, .value(1)), Timed(.seconds(2), .interrupted)])
-        #expect(ended.all == [.seconds(2)])
+        #expect(log.entries == [Timed(.zero, .value(1)), Timed(.seconds(2), .interrupted)])
+        #expect(ended.entries == [.seconds(2)])
     }
 
     @Test("start(on:) with a queue scheduler runs the start handler on the queue")
@@ -335,8 +317,8 @@ struct TimeOperatorTests {
         let scheduler = QueueScheduler(label: "test.startOn")
         let key = DispatchSpecificKey<Bool>()
         scheduler.queue.setSpecific(key: key, value: true)
-        let handlerOnQueue = TimeOperatorLog<Bool>()
-        let log = TimeOperatorLog<Event<Int, TimeOperatorError>>()
+        let handlerOnQueue = TestLog<Bool>()
+        let log = TestLog<Event<Int, TimeOperatorError>>()
         let done = DispatchSemaphore(value: 0)
         let producer = SignalProducer<Int, TimeOperatorError> { observer, _ in
             handlerOnQueue.append(DispatchQueue.getSpecific(key: key) == true)
@@ -350,7 +332,7 @@ struct TimeOperatorTests {
         }
 
         #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(handlerOnQueue.all == [true])
-        #expect(log.all == [.value(7), .completed])
+        #expect(handlerOnQueue.entries == [true])
+        #expect(log.entries == [.value(7), .completed])
     }
 }

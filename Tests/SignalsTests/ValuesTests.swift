@@ -2,17 +2,6 @@ import Dispatch
 import Signals
 import Testing
 
-/// Waits for `semaphore` on a thread of its own, so that no pooled thread blocks.
-///
-/// - Returns: whether it was signalled within `seconds` (a watchdog: false means the test would have hung).
-private func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = 120) async -> Bool {
-    await withCheckedContinuation { continuation in
-        operatorTestRunOnNewThread {
-            continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)
-        }
-    }
-}
-
 @Suite("values: the AsyncSequence view")
 struct ValuesTests {
     @Test("A producer's values arrive in order and the loop ends when the run completes")
@@ -58,14 +47,14 @@ struct ValuesTests {
 
     @Test("values throws the failure after the buffered values, then returns nil")
     func failureThrows() async throws {
-        let producer = SignalProducer<Int, OperatorTestError> { observer, _ in
+        let producer = SignalProducer<Int, TestError> { observer, _ in
             observer.send(value: 1)
             observer.send(value: 2)
             observer.send(error: .boom)
         }
         var iterator = producer.values.makeAsyncIterator()
         var received: [Int] = []
-        var thrown: OperatorTestError?
+        var thrown: TestError?
         do {
             while let value = try await iterator.next() {
                 received.append(value)
@@ -77,14 +66,14 @@ struct ValuesTests {
         #expect(thrown == .boom)
         #expect(try await iterator.next() == nil)
 
-        await #expect(throws: OperatorTestError.boom) {
-            for try await _ in SignalProducer<Int, OperatorTestError>(error: .boom).values {}
+        await #expect(throws: TestError.boom) {
+            for try await _ in SignalProducer<Int, TestError>(error: .boom).values {}
         }
     }
 
     @Test("values finishes without throwing when the stream is interrupted")
     func interruptionFinishes() async throws {
-        let (signal, input) = Signal<Int, OperatorTestError>.pipe()
+        let (signal, input) = Signal<Int, TestError>.pipe()
         var iterator = signal.values.makeAsyncIterator()
         input.send(value: 5)
         input.sendInterrupted()
@@ -113,7 +102,7 @@ struct ValuesTests {
 
     @Test("Each iterator of a producer's values starts its own run")
     func iteratorPerRun() async {
-        let starts = OperatorTestLog()
+        let starts = TestLog<String>()
         let values = SignalProducer<Int, Never> { observer, _ in
             starts.append("start")
             observer.send(value: 1)
@@ -133,7 +122,7 @@ struct ValuesTests {
         let started = DispatchSemaphore(value: 0)
         let ended = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
-        let received = OperatorTestLog()
+        let received = TestLog<String>()
         let producer = SignalProducer<Int, Never> { observer, lifetime in
             lifetime.observeEnded { ended.signal() }
             observer.send(value: 1)
@@ -146,10 +135,10 @@ struct ValuesTests {
             received.append("loop ended")
             finished.signal()
         }
-        #expect(await signalled(started))
+        #expect(await Watchdog.signalled(started))
         task.cancel()
-        #expect(await signalled(ended), "the run's lifetime did not end after the task was cancelled")
-        #expect(await signalled(finished), "the loop did not end after the task was cancelled")
+        #expect(await Watchdog.signalled(ended), "the run's lifetime did not end after the task was cancelled")
+        #expect(await Watchdog.signalled(finished), "the loop did not end after the task was cancelled")
         let entries = received.entries
         #expect(entries == ["value 1", "loop ended"] || entries == ["loop ended"])
     }
@@ -159,7 +148,7 @@ struct ValuesTests {
         let (signal, input) = Signal<Int, Never>.pipe()
         let waiting = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
-        let received = OperatorTestLog()
+        let received = TestLog<String>()
         let task = Task {
             var iterator = signal.values.makeAsyncIterator()
             waiting.signal()
@@ -169,9 +158,9 @@ struct ValuesTests {
             received.append("loop ended")
             finished.signal()
         }
-        #expect(await signalled(waiting))
+        #expect(await Watchdog.signalled(waiting))
         task.cancel()
-        #expect(await signalled(finished), "the loop did not end after the task was cancelled")
+        #expect(await Watchdog.signalled(finished), "the loop did not end after the task was cancelled")
         input.send(value: 9)
         #expect(received.entries == ["loop ended"])
     }

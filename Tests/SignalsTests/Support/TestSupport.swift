@@ -38,9 +38,24 @@ final class LockedTestValue<Value>: @unchecked Sendable {
     }
 }
 
+/// A list appended to from any thread (hook orders, log lines, what scheduled actions saw).
+final class TestLog<Entry: Sendable>: Sendable {
+    private let storage = LockedTestValue<[Entry]>([])
+
+    init() {}
+
+    func append(_ entry: Entry) {
+        storage.withValue { $0.append(entry) }
+    }
+
+    /// Everything appended so far, in order.
+    var entries: [Entry] { storage.value }
+}
+
 /// Records every event it is given, in order, from any thread.
 final class EventRecorder<Value: Sendable, Error: Swift.Error>: Sendable {
     private let recorded = LockedTestValue<[Event<Value, Error>]>([])
+    private let terminated = DispatchSemaphore(value: 0)
 
     init() {}
 
@@ -62,6 +77,18 @@ final class EventRecorder<Value: Sendable, Error: Swift.Error>: Sendable {
 
     func record(_ event: Event<Value, Error>) {
         recorded.withValue { $0.append(event) }
+        if event.isTerminating { terminated.signal() }
+    }
+
+    /// Waits for a terminal event, at most `seconds`, blocking the calling thread; false if none came.
+    func waitForTermination(seconds: Double = 60) -> Bool {
+        terminated.wait(timeout: .now() + seconds) == .success
+    }
+
+    /// Waits for a terminal event on a thread of its own, so that no thread of Swift's concurrency
+    /// pool is blocked while the tasks under test need it; false after `seconds`.
+    func terminated(within seconds: Double = 60) async -> Bool {
+        await Watchdog.signalled(terminated, within: seconds)
     }
 
     /// An observer that records into this recorder.
@@ -100,6 +127,18 @@ final class InFlightProbe: Sendable {
 enum Watchdog {
     /// How long any single wait in these tests may take before it counts as a hang.
     static let defaultTimeout: DispatchTimeInterval = .seconds(120)
+
+    /// Waits for `semaphore` on a thread of its own, so that neither Swift's concurrency pool nor
+    /// Dispatch's worker threads (both only as wide as the machine) are blocked while the tasks under
+    /// test need them; false if it was not signalled within `seconds`. A guard against hangs, not a
+    /// measurement, so it is generous.
+    static func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = 120) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)
+            }
+        }
+    }
 
     /// Waits for `semaphore`; records an issue and returns false if it is not signalled in time.
     @discardableResult
