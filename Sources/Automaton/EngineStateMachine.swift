@@ -125,23 +125,17 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         }
         if let origin {
             // An input from a cancelled effect is ignored; so is a value after its own completion.
-            guard nodes[origin] != nil, nodes[origin]?.hasEnded == false else { return .drop }
+            guard nodes[origin]?.hasEnded == false else { return .drop }
             nodes[origin]?.pendingInputs += 1
         }
         let pending = PendingInput(input: input, origin: origin)
-        while true {
-            let word = gate.loadWord()
-            if word & ProcessingGate.processing != 0 {
-                // Someone is processing: queue behind it, and block its lock-free give-back so that
-                // it comes here for this input.
-                if gate.compareExchangeWord(expected: word, desired: word | ProcessingGate.blocked) {
-                    queue.append(pending)
-                    return .queued
-                }
-            } else if gate.compareExchangeWord(expected: word, desired: word | ProcessingGate.processing) {
-                return .process(pending)
-            }
+        // Take the processing role, or, if someone holds it, block its lock-free give-back so that it
+        // comes here and finds this input.
+        guard gate.takeWordBit(ProcessingGate.processing, orSet: ProcessingGate.blocked) else {
+            queue.append(pending)
+            return .queued
         }
+        return .process(pending)
     }
 
     @inlinable
@@ -262,10 +256,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// Sets `blocked`, so that outside inputs take the lock and see the phase.
     @inlinable
     func blockFastPath() {
-        while true {
-            let word = gate.loadWord()
-            if gate.compareExchangeWord(expected: word, desired: word | ProcessingGate.blocked) { return }
-        }
+        gate.setWordBits(ProcessingGate.blocked)
     }
 
     /// Stops everything. Returns the tokens of every tracked effect in the order the effects started,

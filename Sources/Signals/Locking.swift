@@ -115,6 +115,29 @@ package struct Lock: @unchecked Sendable {
         storage.withUnsafeMutablePointerToHeader { signals_atomic_compare_exchange($0, expected, desired) }
     }
 
+    /// Sets `bits` in the atomic word, whatever else changes it meanwhile.
+    @inlinable
+    package func setWordBits(_ bits: UInt) {
+        while true {
+            let word = loadWord()
+            if compareExchangeWord(expected: word, desired: word | bits) { return }
+        }
+    }
+
+    /// Sets `role` in the atomic word if it is clear, and returns true; if another thread holds `role`,
+    /// sets `mark` instead (telling that thread there is more to do) and returns false.
+    @inlinable
+    package func takeWordBit(_ role: UInt, orSet mark: UInt) -> Bool {
+        while true {
+            let word = loadWord()
+            if word & role != 0 {
+                if compareExchangeWord(expected: word, desired: word | mark) { return false }
+            } else if compareExchangeWord(expected: word, desired: word | role) {
+                return true
+            }
+        }
+    }
+
     @inlinable @inline(__always)
     package func lock() {
         storage.lock()

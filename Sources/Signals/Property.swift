@@ -78,13 +78,10 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
 ///   automaton is released).
 public final class Property<Value: Sendable>: Sendable {
     private let storage: PropertyStorage<Value>
-    /// Keeps alive what feeds this property, if anything.
-    private let source: (any Sendable)?
 
     @usableFromInline
-    package init(storage: PropertyStorage<Value>, source: (any Sendable)? = nil) {
+    package init(storage: PropertyStorage<Value>) {
         self.storage = storage
-        self.source = source
     }
 
     /// A read-only view of `property`. It does not keep `property` alive; once `property` is released

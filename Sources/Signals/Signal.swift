@@ -264,14 +264,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: @unchecked Senda
     /// change for the deliverer before releasing the lock.
     @usableFromInline
     func takeDeliveringRoleOrMarkPending() -> Bool {
-        while true {
-            let word = lock.loadWord()
-            if word & DeliveryState.delivering != 0 {
-                if lock.compareExchangeWord(expected: word, desired: word | DeliveryState.pending) { return false }
-            } else if lock.compareExchangeWord(expected: word, desired: word | DeliveryState.delivering) {
-                return true
-            }
-        }
+        lock.takeWordBit(DeliveryState.delivering, orSet: DeliveryState.pending)
     }
 
     /// Drops the observers detached during delivery. Called by the delivering thread with `lock` held.
