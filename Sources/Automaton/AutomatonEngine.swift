@@ -11,12 +11,17 @@ import Signals
 ///
 /// At most one thread at a time holds the processing role (the `processing` bit of the gate word; see
 /// `ProcessingGate`): an outside input that finds nothing queued and nobody processing takes and gives
-/// it back with a compare-and-swap each, anything else goes through the lock. The current state and the root's latest child belong to that role: only
-/// the thread holding it reads or writes them, so a transition that starts, replaces and waits for no
-/// effect needs no lock beyond taking and giving up the role.
+/// it back with a compare-and-swap each, anything else goes through the lock. The current state belongs
+/// to that role: only the thread holding it reads or writes it, so a transition that starts, replaces
+/// and waits for no effect needs no lock beyond taking and giving up the role.
+///
+/// Termination (the input interrupted, the automaton released) is performed by the role holder too:
+/// if another thread is processing when it is asked for, that thread performs it once the input in
+/// hand has been announced, so every transition is either announced by its reply or not made, and
+/// `state` never changes after `replies` has ended.
 @usableFromInline
 final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendable {
-    // Safe: `state` and `rootLatestChild` are only touched by the thread holding the processing role,
+    // Safe: `state` and `mayHaveRootLatest` are only touched by the thread holding the processing role,
     // which is handed over with acquire/release atomics on the gate word (so each holder sees the
     // previous holder's writes); everything else is immutable or is `machine`, itself a lock.
     /// The mapping with "no effect" spelled as `nil`, so that effect-free transitions start nothing.
@@ -32,9 +37,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline let repliesInput: Observer<Reply<State, Input>, Never>
     /// The current state. Owned by the processing role.
     @usableFromInline @exclusivity(unchecked) var state: State
-    /// Under `.latest`, the effect started by the latest successful outside input, if any. Owned by the
-    /// processing role.
-    @usableFromInline @exclusivity(unchecked) var rootLatestChild: EffectID?
+    /// Under `.latest`, false only if no effect of an outside input is tracked, so that an outside
+    /// input without an effect has nothing to replace (see `commitSuccess`). Owned by the processing
+    /// role.
+    @usableFromInline @exclusivity(unchecked) var mayHaveRootLatest = false
 
     @inlinable
     init(state: State, mapping: @escaping Transition, strategy: FlattenStrategy) {
@@ -80,6 +86,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             case let .idle(completeReplies):
                 if completeReplies { repliesInput.sendCompleted() }
                 return
+            case let .terminate(termination, tokens):
+                perform(termination, disposing: tokens)
+                return
             }
         }
     }
@@ -95,7 +104,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             repliesInput.send(value: .failure(pending.input, from))
             return
         }
-        if effect == nil && pending.origin == nil && rootLatestChild == nil {
+        if effect == nil && pending.origin == nil && !mayHaveRootLatest {
             // Nothing shared changes: no effect to start, none to replace, no emitting effect to update.
             state = toState
             stateStorage.set(toState)
@@ -104,7 +113,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         let prepared = effect.map { _ in Lifetime.make() }
         let action = machine.withCriticalRegion {
-            $0.commitSuccess(pending, effectToken: prepared?.token, rootLatestChild: &rootLatestChild)
+            $0.commitSuccess(pending, effectToken: prepared?.token, mayHaveRootLatest: &mayHaveRootLatest)
         }
         guard case let .success(cancelled, effectID) = action else {
             prepared?.token.dispose()
@@ -128,8 +137,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         // The lifetime has already ended if the effect was cancelled before it could start.
         guard !lifetime.hasEnded else { return }
         // Weak: an effect (or whatever keeps its observer) must not keep the engine, and through the
-        // mapping everything it captures, alive after the automaton is released.
-        effect.run(Observer { [weak self] event in
+        // mapping everything it captures, alive after the automaton is released. An input observer: an
+        // effect that lets go of it without ending (a `send` closure nobody keeps) has ended.
+        effect.run(Observer(interruptsOnDeinit: true) { [weak self] event in
             guard let self else { return }
             switch event {
             case let .value(input):
@@ -160,17 +170,36 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// The input signal was interrupted: effects are disposed, then replies are interrupted.
     @usableFromInline
     func inputInterrupted() {
-        guard let tokens = machine.withCriticalRegion({ $0.terminate() }) else { return }
-        for token in tokens { token.dispose() }
-        repliesInput.sendInterrupted()
+        terminate(.interrupted)
     }
 
     /// The automaton was released: replies complete, then effects are disposed, then state completes.
     @usableFromInline
     func release() {
-        let tokens = machine.withCriticalRegion { $0.terminate() }
-        repliesInput.sendCompleted()
-        for token in tokens ?? [] { token.dispose() }
-        stateStorage.complete()
+        terminate(.released)
+    }
+
+    /// Stops the automaton. Performed here if no other thread is processing; otherwise by that thread,
+    /// after the input it is processing (see `EngineStateMachine.terminate(_:)`).
+    @usableFromInline
+    func terminate(_ termination: Termination) {
+        guard let tokens = machine.withCriticalRegion({ $0.terminate(termination) }) else { return }
+        perform(termination, disposing: tokens)
+        machine.withCriticalRegion { $0.giveUpRoleAfterTermination() }
+    }
+
+    /// Ends the signals and disposes the effects, in the order `termination` prescribes. Run by the
+    /// holder of the processing role.
+    @usableFromInline
+    func perform(_ termination: Termination, disposing tokens: [Lifetime.Token]) {
+        switch termination {
+        case .interrupted:
+            for token in tokens { token.dispose() }
+            repliesInput.sendInterrupted()
+        case .released:
+            repliesInput.sendCompleted()
+            for token in tokens { token.dispose() }
+            stateStorage.complete()
+        }
     }
 }

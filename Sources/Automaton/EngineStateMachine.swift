@@ -31,14 +31,30 @@ struct PendingInput<Input: Sendable>: Sendable {
     }
 }
 
-/// One running (or finished but still referenced) effect.
+/// How the automaton ends, once it stops taking inputs.
+@usableFromInline
+enum Termination: Sendable {
+    /// The input signal was interrupted: effects are disposed, then `replies` is interrupted.
+    case interrupted
+    /// The automaton was released: `replies` completes, then effects are disposed, then `state`
+    /// completes.
+    case released
+}
+
+/// One running effect, or one that has ended but still has inputs queued.
+///
+/// A node is forgotten as soon as its effect has ended (or was cancelled) and its queued inputs have
+/// been processed, so the engine's bookkeeping is bounded by what is live, never by history.
 @usableFromInline
 struct EffectNode: Sendable {
-    /// The effect whose input started this one; `nil` for an effect started by an outside input.
-    @usableFromInline let parent: EffectID?
+    /// Under `.latest`, the effect whose tracked chain this one belongs to: the effect whose input
+    /// started it, or, once that one has been forgotten, its nearest live ancestor; `nil` for the
+    /// root (an effect of an outside input, or the heir of one).
+    @usableFromInline var parent: EffectID?
     /// Ends the effect's `Lifetime`: disposing it cancels the effect.
     @usableFromInline let token: Lifetime.Token
-    /// Under `.latest`, the effect started by this effect's latest successful input, if still tracked.
+    /// Under `.latest`, the effect started by this effect's latest successful input, if still tracked
+    /// (or, once that one has been forgotten, the effect that inherited its place).
     @usableFromInline var latestChild: EffectID?
     /// Inputs this effect emitted that are still queued.
     @usableFromInline var pendingInputs = 0
@@ -86,6 +102,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         case process(PendingInput<Input>)
         /// The queue is empty; processing stops. `completeReplies` if the automaton has finished.
         case idle(completeReplies: Bool)
+        /// The automaton was terminated while this thread processed: processing stops, and this thread
+        /// performs the termination (dispose `tokens` and end the signals, in `termination`'s order).
+        case terminate(Termination, tokens: [Lifetime.Token])
     }
 
     /// The outcome of a successful transition, to be performed outside the lock in this order.
@@ -104,6 +123,12 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// The gate word: see `ProcessingGate`. Only its atomic word is used.
     @usableFromInline let gate: Lock
     @usableFromInline var nodes: [EffectID: EffectNode] = [:]
+    /// Under `.latest`, the effect started by the latest successful outside input, or the effect that
+    /// inherited its place, if still tracked.
+    @usableFromInline var rootLatest: EffectID?
+    /// A termination requested while another thread held the processing role: that thread performs it
+    /// when it finishes the input in hand, so the input's reply comes before the end of `replies`.
+    @usableFromInline var pendingTermination: (Termination, [Lifetime.Token])?
     @usableFromInline var nextEffectID: EffectID = 0
     /// Effects that have neither ended nor been cancelled.
     @usableFromInline var runningEffects = 0
@@ -140,6 +165,11 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     @inlinable
     mutating func next() -> NextAction {
+        if let (termination, tokens) = pendingTermination {
+            pendingTermination = nil
+            gate.storeWord(ProcessingGate.blocked)
+            return .terminate(termination, tokens: tokens)
+        }
         while let pending = queue.removeFirst() {
             if let origin = pending.origin, nodes[origin] == nil {
                 continue  // its effect was cancelled after the input was queued
@@ -152,20 +182,22 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     }
 
     /// Records a successful transition for `pending`. `effectToken` is the lifetime token prepared for
-    /// the effect, present exactly when the mapping returned an effect to start. `rootLatestChild` is the
-    /// processing thread's record of the root's latest child (under `.latest`), updated here.
+    /// the effect, present exactly when the mapping returned an effect to start. `mayHaveRootLatest` is
+    /// the processing thread's lock-free hint that the root has a tracked latest child (under
+    /// `.latest`), updated here: exact now; later it may stay true after that child is forgotten,
+    /// never the other way round.
     @inlinable
     mutating func commitSuccess(
         _ pending: PendingInput<Input>,
         effectToken: Lifetime.Token?,
-        rootLatestChild: inout EffectID?
+        mayHaveRootLatest: inout Bool
     ) -> CommitAction {
         defer { if let origin = pending.origin { inputProcessed(from: origin) } }
         guard phase != .terminated else { return .aborted }
 
         var cancelled: [Lifetime.Token] = []
         if isLatest {
-            let previous = pending.origin.map { nodes[$0]?.latestChild } ?? rootLatestChild
+            let previous = pending.origin.map { nodes[$0]?.latestChild } ?? rootLatest
             if let previous {
                 cancelChain(from: previous, into: &cancelled)
             }
@@ -183,9 +215,10 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             if let origin = pending.origin {
                 nodes[origin]?.latestChild = effect
             } else {
-                rootLatestChild = effect
+                rootLatest = effect
             }
         }
+        mayHaveRootLatest = rootLatest != nil
         return .success(cancelled: cancelled, effect: effect)
     }
 
@@ -204,22 +237,26 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     mutating func inputProcessed(from origin: EffectID) {
         nodes[origin]?.pendingInputs -= 1
-        removeIfFinished(origin)
+        forgetIfFinished(origin)
     }
 
-    /// Forgets an effect that has ended, has no queued inputs and no tracked child, then its parent
-    /// if that makes the parent finished too.
+    /// Forgets `id` if its effect has ended and it has no queued input: nothing can come of it any
+    /// more. Under `.latest` its tracked child takes its place in its parent's chain (the child of a
+    /// finished effect can only be cancelled together with that effect, by its ancestors, so this
+    /// keeps the tree's meaning), so a feedback loop of effects that each start the next and end
+    /// keeps O(1) nodes, however long it runs.
     @inlinable
-    mutating func removeIfFinished(_ first: EffectID) {
-        var current: EffectID? = first
-        while let id = current, let node = nodes[id],
-            node.hasEnded, node.pendingInputs == 0, node.latestChild == nil
-        {
-            nodes[id] = nil
-            current = node.parent
-            if let parent = node.parent, nodes[parent]?.latestChild == id {
-                nodes[parent]?.latestChild = nil
-            }
+    mutating func forgetIfFinished(_ id: EffectID) {
+        guard let node = nodes[id], node.hasEnded, node.pendingInputs == 0 else { return }
+        nodes[id] = nil
+        let heir = node.latestChild
+        if let heir {
+            nodes[heir]?.parent = node.parent
+        }
+        if let parent = node.parent {
+            if nodes[parent]?.latestChild == id { nodes[parent]?.latestChild = heir }
+        } else if rootLatest == id {
+            rootLatest = heir
         }
     }
 
@@ -232,7 +269,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         guard let node = nodes[id], !node.hasEnded else { return (nil, false) }
         nodes[id]?.hasEnded = true
         runningEffects -= 1
-        removeIfFinished(id)
+        forgetIfFinished(id)
         return (node.token, shouldCompleteReplies)
     }
 
@@ -259,17 +296,32 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         gate.setWordBits(ProcessingGate.blocked)
     }
 
-    /// Stops everything. Returns the tokens of every tracked effect in the order the effects started,
-    /// to dispose outside the lock, or `nil` if already terminated.
+    /// Stops everything: no input is processed any more and every tracked effect is forgotten.
+    ///
+    /// - Returns: the tokens of every tracked effect in the order the effects started, if the caller
+    ///   now holds the processing role and must perform `termination` itself (then give the role up
+    ///   with `giveUpRoleAfterTermination()`); `nil` if already terminated, or if another thread holds
+    ///   the role: that thread performs it when it finishes the input in hand (see `next()`).
     @inlinable
-    mutating func terminate() -> [Lifetime.Token]? {
+    mutating func terminate(_ termination: Termination) -> [Lifetime.Token]? {
         guard phase != .terminated else { return nil }
         phase = .terminated
         blockFastPath()
         queue.removeAll()
         let tokens = nodes.sorted { $0.key < $1.key }.map(\.value.token)
         nodes.removeAll()
+        rootLatest = nil
         runningEffects = 0
-        return tokens
+        if gate.takeWordBit(ProcessingGate.processing, orSet: ProcessingGate.blocked) {
+            return tokens
+        }
+        pendingTermination = (termination, tokens)
+        return nil
+    }
+
+    /// Gives up the processing role taken by `terminate(_:)`, leaving the fast path blocked for good.
+    @inlinable
+    func giveUpRoleAfterTermination() {
+        gate.storeWord(ProcessingGate.blocked)
     }
 }

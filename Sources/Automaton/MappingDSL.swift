@@ -99,10 +99,13 @@ public func | <State: Sendable, Input: Sendable>(
 /// applies, `effect` is called once after the transition, on the processing thread, and may call
 /// `send` at once or later from any thread.
 ///
-/// Such an effect never ends by itself: it runs until it is replaced (under `.latest`) or the
-/// automaton is released, and from then on `send` does nothing. Because it never ends, an automaton
-/// with a running closure effect never completes its `replies` after its input completes; use a
-/// `SignalProducer` effect that completes when that matters.
+/// Such an effect lives as long as its `send` does, as a ReactiveSwift run lives as long as its input
+/// observer: if `effect` does not keep `send` (nor hand it to something that does), the effect has
+/// ended when `effect` returns; if it keeps it, for example in a callback or a `Task`, the effect ends
+/// when the last copy of `send` is released. It also ends when it is replaced (under `.latest`) or
+/// the automaton is released or interrupted; from then on `send` does nothing. An ended effect is
+/// forgotten, with everything its closure captured, and counts no more towards completing `replies`
+/// after the input completes. Keep `send` no longer than the effect should run.
 @inlinable
 public func | <State: Sendable, Input: Sendable>(
     mapping: @escaping Automaton<State, Input>.Mapping,

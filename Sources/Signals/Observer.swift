@@ -7,16 +7,38 @@
 ///   handler receives. Its `send` methods are thread safe and may be called from any thread, including
 ///   from inside an observer of the same signal: the event is then queued and delivered after the
 ///   current one, in FIFO order. Events sent after a terminal event are ignored.
+///
+/// An input observer (the `input` of `Signal.pipe()`, the observer a start handler receives) sends
+/// `.interrupted` into its stream when it is released without having sent a terminal event, as
+/// ReactiveSwift's input observers do: once nothing can send into a stream any more, the stream ends,
+/// so its observers are never left waiting. That interruption is sent on the thread that releases the
+/// last reference to the input.
 public final class Observer<Value, Error: Swift.Error>: Sendable {
     /// The closure an observer runs for each event.
     public typealias Action = @Sendable (Event<Value, Error>) -> Void
 
     @usableFromInline let action: Action
+    /// Whether releasing this observer sends `.interrupted` through `action` (input observers).
+    @usableFromInline let interruptsOnDeinit: Bool
 
     /// An observer that runs `action` for every event.
     @inlinable
     public init(_ action: @escaping Action) {
         self.action = action
+        self.interruptsOnDeinit = false
+    }
+
+    /// An observer that runs `action` for every event and, if `interruptsOnDeinit`, sends
+    /// `.interrupted` through `action` when it is released: an input observer, whose stream ignores
+    /// that interruption if it has already terminated.
+    @inlinable
+    package init(interruptsOnDeinit: Bool, action: @escaping Action) {
+        self.action = action
+        self.interruptsOnDeinit = interruptsOnDeinit
+    }
+
+    deinit {
+        if interruptsOnDeinit { action(.interrupted) }
     }
 
     /// An observer with one optional closure per kind of event; events without a closure are ignored.

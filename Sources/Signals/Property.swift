@@ -5,8 +5,8 @@
 /// that one lock briefly (it is never held while observers run).
 @usableFromInline
 package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
-    // Safe: `current` and `version` are only read or written with `signal.lock` held: in `value`, and
-    // in the conditions `signal.send(_:if:)` and `signal.observe(_:initial:)` run under that lock.
+    // Safe: `current` and `version` are only read or written with the change signal's lock held: in
+    // `value`, and in the conditions `send(_:if:)` and `observe(_:initial:)` run under that lock.
     @usableFromInline @exclusivity(unchecked) var current: Value
     @usableFromInline @exclusivity(unchecked) var version: UInt64 = 0
     /// Emits each change after it is stored; completes when the owner calls `complete()`.
@@ -20,14 +20,14 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
 
     @inlinable
     package var value: Value {
-        signal.lock.withLock { current }
+        signal.core.lock.withLock { current }
     }
 
     /// Stores `newValue`, then notifies observers (now, or after the delivery in progress). Ignored
     /// once the change signal has completed.
     @inlinable
     package func set(_ newValue: Value) {
-        signal.send(.value(newValue), if: {
+        signal.core.send(.value(newValue), if: {
             current = newValue
             version &+= 1
             return true
@@ -38,19 +38,19 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     /// value in between, so `action` may run more than once.
     package func modify<Result>(_ action: (inout Value) throws -> Result) rethrows -> Result {
         while true {
-            let (snapshot, snapshotVersion) = signal.lock.withLock { (current, version) }
+            let (snapshot, snapshotVersion) = signal.core.lock.withLock { (current, version) }
             var updated = snapshot
             let result = try action(&updated)
             let newValue = updated
             var committed = false
-            signal.send(.value(newValue), if: {
+            signal.core.send(.value(newValue), if: {
                 guard version == snapshotVersion else { return false }
                 current = newValue
                 version &+= 1
                 committed = true
                 return true
             })
-            if committed || signal.hasTerminated { return result }
+            if committed || signal.core.hasTerminated { return result }
         }
     }
 
@@ -58,13 +58,13 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     /// in between.
     package var producer: SignalProducer<Value, Never> {
         SignalProducer { [self] observer, lifetime in
-            lifetime += signal.observe(observer, initial: { .value(self.current) })
+            lifetime += signal.core.observe(observer, initial: { .value(self.current) })
         }
     }
 
     /// Completes the change signal. Later writes are ignored.
     package func complete() {
-        signal.send(.completed)
+        signal.core.send(.completed)
     }
 }
 

@@ -91,18 +91,24 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     /// Starts a run, creating its `Signal`, and passes the signal and the run's interrupting disposable
     /// to `setup` before the start handler runs, so that observers attached in `setup` see every event.
     ///
+    /// The run's signal follows `Signal`'s lifetime rules: if, when `setup` returns, nobody keeps the
+    /// signal and nothing observes it, the run ends at once (its `Lifetime` ends and the start handler
+    /// does not run), as in ReactiveSwift; likewise, the run ends when the last observer of a signal
+    /// nobody keeps is disposed, or when the start handler releases its observer without a terminal
+    /// event.
+    ///
     /// - Returns: what `setup` returns.
     @discardableResult
     public func startWithSignal<Result>(
         _ setup: (_ signal: Signal<Value, Error>, _ interrupter: Disposable) throws -> Result
     ) rethrows -> Result {
-        let (signal, input) = Signal<Value, Error>.pipe()
         let (lifetime, token) = Lifetime.make()
-        signal.observe(Observer { event in
-            if event.isTerminating { token.dispose() }
-        })
-        let interrupter = AnyDisposable { input.sendInterrupted() }
-        let result = try setup(signal, interrupter)
+        let core = SignalCore<Value, Error>()
+        core.setOnTermination(token)
+        let input = core.makeInput()
+        let interrupter = AnyDisposable { core.send(.interrupted) }
+        // The handle is a temporary, released as soon as `setup` returns, unless `setup` kept it.
+        let result = try setup(Signal(core: core), interrupter)
         if !lifetime.hasEnded {
             startHandler(input, lifetime)
         }

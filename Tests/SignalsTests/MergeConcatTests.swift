@@ -59,15 +59,16 @@ struct MergeConcatTests {
     @Test("Signal.merge detaches from every input once it has ended")
     func signalMergeDetaches() {
         let (first, firstInput) = Signal<Int, TestError>.pipe()
-        let (second, _) = Signal<Int, TestError>.pipe()
-        weak var weakMerged: Signal<Int, TestError>?
-        do {
-            let merged = Signal.merge(first, second)
-            weakMerged = merged
-        }
-        #expect(weakMerged != nil)
+        let (second, secondInput) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
+        let merged = Signal.merge(first, second)
+        merged.observe(recorder.observer)
+        #expect(first.observerCount == 1 && second.observerCount == 1)
         firstInput.send(error: .boom)
-        #expect(weakMerged == nil)
+        #expect(first.observerCount == 0)
+        #expect(second.observerCount == 0)
+        secondInput.send(value: 1)
+        #expect(recorder.events == [.failed(.boom)])
     }
 
     @Test("Signal.merge of inputs sending from many threads delivers every value once, in each input's order, then completes once")

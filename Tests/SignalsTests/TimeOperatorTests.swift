@@ -300,7 +300,11 @@ struct TimeOperatorTests {
         let log = TestLog<Timed<Int>>()
         let producer = SignalProducer<Int, TimeOperatorError> { observer, lifetime in
             observer.send(value: 1)
-            lifetime.observeEnded { ended.append(scheduler.now) }
+            // Keeps its observer until it ends, as a long-running start handler would.
+            lifetime.observeEnded {
+                ended.append(scheduler.now)
+                withExtendedLifetime(observer) {}
+            }
         }
 
         let disposable = producer.start(on: scheduler).start { log.append(Timed(scheduler.now, $0)) }

@@ -27,7 +27,7 @@ extension Signal {
     ) -> Signal<Inner, Error> {
         let storage = FlattenStorage(strategy: strategy, transform: transform, convertError: { $0 })
         storage.attachOuter(observe(storage.outerObserver))
-        return storage.output
+        return Signal<Inner, Error>(core: storage.output)
     }
 
     /// Maps each value to an inner producer that cannot fail, and flattens them with `strategy`.
@@ -47,7 +47,7 @@ extension Signal {
             convertError: unreachable
         )
         storage.attachOuter(observe(storage.outerObserver))
-        return storage.output
+        return Signal<Inner, Error>(core: storage.output)
     }
 
     /// Starts each producer this signal sends and forwards their values according to `strategy`.
@@ -115,9 +115,9 @@ extension SignalProducer {
         into observer: Observer<Inner, Error>,
         lifetime: Lifetime
     ) {
-        lifetime += storage.output.observe(observer)
-        // When the run ends, however it ends, everything still running is interrupted.
-        lifetime += AnyDisposable { storage.interrupt() }
+        // The handle is released at once: when the run ends and this observation is disposed, the
+        // result ends, which interrupts everything still running.
+        lifetime += Signal(core: storage.output).observe(observer)
         startWithSignal { signal, interrupter in
             storage.attachOuter(interrupter)
             signal.observe(storage.outerObserver)
@@ -144,8 +144,10 @@ final class FlattenStorage<Value: Sendable, Inner: Sendable, InnerError: Swift.E
     private let state: Locked<FlattenStateMachine<Producer>>
     private let transform: @Sendable (Value) -> Producer
     private let convertError: @Sendable (InnerError) -> Error
-    /// The result.
-    let output: Signal<Inner, Error>
+    /// The result. Its one `Signal` handle is made by `Signal.flatMap`; a producer run observes the core
+    /// directly. When the result ends, however it ends (nobody holding or observing it included),
+    /// everything still running is interrupted.
+    let output: SignalCore<Inner, Error>
 
     init(
         strategy: FlattenStrategy,
@@ -155,7 +157,8 @@ final class FlattenStorage<Value: Sendable, Inner: Sendable, InnerError: Swift.E
         state = Locked(FlattenStateMachine(strategy: strategy))
         self.transform = transform
         self.convertError = convertError
-        output = Signal()
+        output = SignalCore()
+        output.setOnTermination(AnyDisposable { [self] in self.interrupt() })
     }
 
     /// The observer of the outer stream.

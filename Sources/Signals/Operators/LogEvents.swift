@@ -61,18 +61,26 @@ extension Signal {
     /// with no lock held. The default logger `print`s the line.
     ///
     /// Logging starts at once and goes on until this signal terminates, whether or not anything
-    /// observes the returned signal, so the result may be ignored: `replies.logEvents(identifier: "x")`.
+    /// observes or keeps the returned signal, so the result may be ignored:
+    /// `replies.logEvents(identifier: "x")`. (Unlike other operators, and unlike ReactiveSwift's, whose
+    /// result detaches once nobody holds or observes it: a log is wanted for as long as the stream runs.
+    /// Call it once per stream, not per subscriber.)
     @discardableResult
     public func logEvents(
         identifier: String = "",
         events: LoggedEvents = .all,
         logger: @escaping @Sendable (String) -> Void = { print($0) }
     ) -> Signal {
-        on(event: { event in
+        // The logging observer is attached to this signal itself, not to the result, so it does not
+        // end with the result; the result's input is kept by it and forwards each logged event.
+        let (logged, input) = Signal.pipe()
+        observe(Observer { event in
             if events.contains(LoggedEvents(event)) {
                 logger(logLine(identifier: identifier, event.description))
             }
+            input.send(event)
         })
+        return logged
     }
 }
 

@@ -4,21 +4,16 @@ extension Signal {
     /// Creates the signal an operator returns, and attaches it to its upstream(s) through `attach`.
     ///
     /// `attach` receives the new signal's input and returns the disposable of the upstream
-    /// observation(s). That disposable is disposed as soon as the new signal terminates, whether the
-    /// upstream ended or the operator ended early (`take(first:)`, a failing `merge` input), so no
-    /// upstream keeps feeding a finished operator. If `attach` terminates the new signal at once (the
-    /// upstream had already ended), the disposable is disposed as soon as it is returned.
+    /// observation(s), and of anything else the operator must cancel. That disposable is disposed as
+    /// soon as the new signal ends: when the upstream ended, when the operator ended early
+    /// (`take(first:)`, a failing `merge` input), or when nobody holds the new signal and its last
+    /// observer is disposed. So no upstream keeps feeding, or keeps alive, a signal nobody can hear.
+    /// If `attach` terminates the new signal at once (the upstream had already ended), the disposable
+    /// is disposed as soon as it is returned.
     ///
-    /// The detaching observer is added first, so the upstream is detached before the new signal's own
-    /// observers hear of the terminal event.
+    /// The upstream is detached before the new signal's own observers hear of the terminal event.
     static func relaying(_ attach: (_ output: Observer<Value, Error>) -> Disposable?) -> Signal {
-        let (signal, output) = Signal.pipe()
-        let upstreamObservation = SerialDisposable()
-        signal.observe(Observer { event in
-            if event.isTerminating { upstreamObservation.dispose() }
-        })
-        upstreamObservation.inner = attach(output)
-        return signal
+        Signal(attach)
     }
 }
 

@@ -116,7 +116,8 @@ enum EffectSpec: Sendable, Equatable, CustomStringConvertible {
     case empty
     /// `SignalProducer(values:)`: emits synchronously as it starts, then completes.
     case values([Int])
-    /// `{ send in ... }`: calls `send` synchronously as it starts, and never ends.
+    /// `{ send in ... }`: calls `send` synchronously as it starts and keeps no `send`, so it ends when
+    /// it returns.
     case closure([Int])
     /// A start handler on the `TestScheduler`: each emission at once or `delay` ticks after the start,
     /// then the end (completion, or interruption if `interrupts`) at once (`completion == nil`) or
@@ -126,7 +127,8 @@ enum EffectSpec: Sendable, Equatable, CustomStringConvertible {
     /// `SignalProducer(values:).delay(by, on: scheduler)`.
     case delayed([Int], by: Int)
     /// `{ send in ... }` that calls `send` at once or from actions it schedules, never cancelled: the
-    /// engine must drop what it sends after being replaced. Never ends.
+    /// engine must drop what it sends after being replaced. The scheduled actions keep `send`, so it
+    /// ends when the last of them has run (at once if none is scheduled).
     case closureScheduled([Emission])
 
     /// Whether emissions go through the scheduler, so the case needs virtual time.

@@ -338,7 +338,9 @@ struct ReferenceModel {
             for input in inputs { queue.append((input, id)) }
             effects[id].ended = true
         case let .closure(inputs):
+            // It keeps no `send`: once it returns nothing can send into it, so it has ended.
             for input in inputs { queue.append((input, id)) }
+            effects[id].ended = true
         case let .scheduled(emissions, completion, _):
             startEmissions(emissions, of: id)
             if let completion {
@@ -350,7 +352,14 @@ struct ReferenceModel {
             for input in inputs { schedule(.emit(effect: id, input: input), after: delay) }
             schedule(.complete(effect: id), after: delay)
         case let .closureScheduled(emissions):
+            // Its scheduled actions keep `send`: it ends once the last of them has run, or at once if
+            // there is none.
             startEmissions(emissions, of: id)
+            if let last = emissions.compactMap(\.delay).max() {
+                schedule(.complete(effect: id), after: last)
+            } else {
+                effects[id].ended = true
+            }
         }
     }
 

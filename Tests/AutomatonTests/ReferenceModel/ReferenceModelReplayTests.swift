@@ -33,7 +33,8 @@ struct ReferenceModelReplayTests {
         (0xa2c6_f552_57e4_af3c, .synchronousLatest),
         // The input signal is interrupted while effects run.
         (0x21d1_b428_173f_15de, .synchronousLatest),
-        // A closure effect keeps replies open under .merge.
+        // A closure effect that keeps no `send` ends when it returns (it kept replies open before the
+        // second edition's lifetime rules).
         (0x19c3_dd2f_3d6b_0ced, .synchronousMerge),
         // A Mapping table (no effects) with the state-function form.
         (0x6cf2_dbd8_11a0_e879, .synchronousMerge),

@@ -94,8 +94,8 @@ struct ReferenceModelTests {
         ))
     }
 
-    @Test("a closure effect never ends: replies complete only if .latest replaced it")
-    func closureEffectKeepsRepliesOpenUnlessReplaced() {
+    @Test("a closure effect that keeps no send ends when it returns: replies complete under either strategy")
+    func closureEffectWithoutSendEnds() {
         let rows = [row(0, to: 1, .closure([])), row(1, to: 2, .empty)]
         let replies: [Event<Reply<Int, Int>, Never>] = [.value(.success(0, 0, 1)), .value(.success(1, 1, 2))]
         expectModelAndAutomaton(
@@ -104,7 +104,7 @@ struct ReferenceModelTests {
         )
         expectModelAndAutomaton(
             handCase(.synchronousMerge, rows: rows, inputs: outside(0, 1)),
-            Outcome(replies: replies, states: [1, 2], finalState: 2, mappingCalls: 2)
+            Outcome(replies: replies + [.completed], states: [1, 2], finalState: 2, mappingCalls: 2)
         )
     }
 

@@ -1,0 +1,472 @@
+/// The bits of the atomic word a `SignalCore` keeps with its lock.
+///
+/// - `delivering`: one thread owns `observers` and the delivering role. An uncontended send takes
+///   it with one compare-and-swap from 0 and gives it back with another, without the lock.
+/// - `pending`: work was queued (`pending` or `pendingRemovals`) while delivering. Set with `lock`
+///   held, only while `delivering` is set; cleared with `lock` held by the delivering thread when
+///   it gives up the role with nothing left queued. It makes the lock-free give-back fail, so the
+///   deliverer takes the lock and drains.
+/// - `closed`: a terminal event was accepted; set with `lock` held, never cleared.
+@usableFromInline
+enum DeliveryState {
+    @inlinable static var delivering: UInt { 1 }
+    @inlinable static var pending: UInt { 2 }
+    @inlinable static var closed: UInt { 4 }
+}
+
+/// Everything a `Signal` is, but the handle users hold: the observers, the delivery queue, and what
+/// ends with the signal.
+///
+/// Who keeps a core alive (ReactiveSwift's ownership rules):
+/// - its `Signal` handle, while anyone holds it;
+/// - its input observer (`makeInput()`), while anyone holds it. Releasing the input sends
+///   `.interrupted`, so a signal nobody can send into ends.
+/// Observers do not keep it alive (their disposables hold it weakly). When the handle has been
+/// released and the last observer is removed, nobody can observe the signal any more, so it ends at
+/// once (an `.interrupted` delivered to nobody): `onTermination` runs, which detaches an operator from
+/// its upstream, cancels what it scheduled, or ends a producer run's lifetime.
+@usableFromInline
+package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked Sendable {
+    // Safe: the delivery state lives in `lock`'s atomic word (see `DeliveryState`). `pending`,
+    // `pendingRemovals`, `terminal`, `nextToken`, `observerCount`, `isHandleReleased`,
+    // `onTermination` and `hasTakenTermination` are only touched with `lock` held. `observers` and
+    // `deliveryList` belong to whichever thread has set the `delivering` bit (the delivering thread,
+    // or a thread changing observers with `lock` held); the bit is set and cleared with
+    // acquire/release atomics, so each owner sees the previous owner's writes. Because this protocol,
+    // not Swift's access rules, keeps the accesses apart, the properties opt out of the dynamic
+    // exclusivity checks, which would cost more than the send itself.
+    //
+    // Releases: an observer (or a closure it captures) may own an input observer whose release sends
+    // an event, or a lifetime token whose release runs cleanup. So nothing that held an observer or a
+    // disposable is released while `lock` is held: it is moved out and released after unlocking.
+
+    @usableFromInline
+    struct Entry {
+        @usableFromInline let token: UInt64
+        @usableFromInline let observer: Observer<Value, Error>
+
+        @inlinable
+        init(token: UInt64, observer: Observer<Value, Error>) {
+            self.token = token
+            self.observer = observer
+        }
+    }
+
+    @usableFromInline
+    enum Work {
+        case event(Event<Value, Error>)
+        case add(Entry)
+    }
+
+    @usableFromInline let lock = Lock()
+    /// Set once the terminal event has reached every observer.
+    @usableFromInline @exclusivity(unchecked) var terminal: Event<Value, Error>?
+    @usableFromInline @exclusivity(unchecked) var pending = FIFOQueue<Work>()
+    /// Observers detached while the signal was delivering. The delivering thread drops them before it
+    /// delivers anything more, so a detached observer misses the events already queued too. A token
+    /// whose `.add` is still in `pending` waits here until that `.add` is dropped.
+    @usableFromInline @exclusivity(unchecked) var pendingRemovals: ContiguousArray<UInt64> = []
+    @usableFromInline @exclusivity(unchecked) var nextToken: UInt64 = 0
+    /// Observers added and not removed, those whose `.add` is still queued included.
+    @usableFromInline @exclusivity(unchecked) var observerCount = 0
+    /// Whether the `Signal` handle has been released: nobody can add an observer any more.
+    @usableFromInline @exclusivity(unchecked) var isHandleReleased = false
+    /// Disposed when the signal terminates, before its observers hear of it.
+    @usableFromInline @exclusivity(unchecked) var onTermination: Disposable?
+    /// Whether the terminating thread has taken `onTermination`; one set later is disposed at once.
+    @usableFromInline @exclusivity(unchecked) var hasTakenTermination = false
+    @usableFromInline @exclusivity(unchecked) var observers: ContiguousArray<Entry> = []
+    /// The observers of `observers`, unretained, in order: what delivery iterates. `observers` keeps
+    /// them alive; whoever changes `observers` rebuilds this list (`observersChanged()`), and nobody
+    /// changes either while observers run, so delivery touches no reference count.
+    @usableFromInline @exclusivity(unchecked) var deliveryList =
+        UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>(start: nil, count: 0)
+
+    @inlinable
+    package init() {}
+
+    deinit {
+        deliveryList.deallocate()
+    }
+
+    /// The observer that sends into this core. Releasing it sends `.interrupted` (ignored if the
+    /// signal has already terminated).
+    @inlinable
+    package func makeInput() -> Observer<Value, Error> {
+        Observer(interruptsOnDeinit: true) { [self] event in self.send(event) }
+    }
+
+    /// Registers what to dispose when the signal terminates (at once if it already has).
+    package func setOnTermination(_ disposable: Disposable) {
+        lock.lock()
+        if hasTakenTermination {
+            lock.unlock()
+            disposable.dispose()
+            return
+        }
+        let previous = onTermination
+        onTermination = disposable
+        lock.unlock()
+        precondition(previous == nil, "Internal inconsistency: a signal's termination disposable was set twice")
+    }
+
+    /// Rebuilds `deliveryList` from `observers`. Called by the owner of `observers` after each change.
+    @usableFromInline
+    func observersChanged() {
+        deliveryList.deallocate()
+        guard !observers.isEmpty else {
+            deliveryList = UnsafeMutableBufferPointer(start: nil, count: 0)
+            return
+        }
+        let list = UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>.allocate(capacity: observers.count)
+        for (index, entry) in observers.enumerated() {
+            list.initializeElement(at: index, to: Unmanaged.passUnretained(entry.observer))
+        }
+        deliveryList = list
+    }
+
+    // MARK: Sending
+
+    /// Sends `event`: delivers it now if nobody is delivering, or queues it behind the current delivery.
+    ///
+    /// The uncontended path (a value, nobody delivering, nothing queued) takes the delivering role and
+    /// gives it back with one compare-and-swap each, and takes no lock.
+    @inlinable
+    package func send(_ event: Event<Value, Error>) {
+        if !event.isTerminating,
+            lock.compareExchangeWord(expected: 0, desired: DeliveryState.delivering)
+        {
+            deliver(event)
+            if !lock.compareExchangeWord(expected: DeliveryState.delivering, desired: 0) {
+                drain()
+            }
+            return
+        }
+        lock.lock()
+        sendWithLockHeld(event)
+    }
+
+    /// Sends `event` only if `condition`, evaluated under the lock together with the decision to queue
+    /// or deliver, returns true. `condition` must be package code, never a user closure. Properties use
+    /// it so that a change of value and the order of its notification cannot be separated.
+    @inlinable
+    package func send(_ event: Event<Value, Error>, if condition: () -> Bool) {
+        lock.lock()
+        guard lock.loadWord() & DeliveryState.closed == 0, condition() else {
+            lock.unlock()
+            return
+        }
+        sendWithLockHeld(event)
+    }
+
+    /// The slow path of `send`, entered with `lock` held; it releases the lock before delivering.
+    @inlinable
+    func sendWithLockHeld(_ event: Event<Value, Error>) {
+        let closing = event.isTerminating ? DeliveryState.closed : 0
+        while true {
+            let word = lock.loadWord()
+            if word & DeliveryState.closed != 0 {
+                lock.unlock()
+                return
+            }
+            if word & DeliveryState.delivering != 0 {
+                // Someone is delivering: queue behind it. The `pending` bit makes its lock-free
+                // give-back fail, so it will take the lock and find this event.
+                guard lock.compareExchangeWord(expected: word, desired: word | DeliveryState.pending | closing) else {
+                    continue
+                }
+                pending.append(.event(event))
+                lock.unlock()
+                return
+            }
+            if observers.isEmpty && closing == 0 {
+                // Nobody to tell: a value changes nothing.
+                lock.unlock()
+                return
+            }
+            guard lock.compareExchangeWord(expected: word, desired: word | DeliveryState.delivering | closing) else {
+                continue
+            }
+            lock.unlock()
+            deliver(event)
+            drain()
+            return
+        }
+    }
+
+    /// Delivers one event to every observer. Only the delivering thread calls it.
+    @inlinable
+    func deliver(_ event: Event<Value, Error>) {
+        if event.isTerminating {
+            deliverTerminal(event)
+            return
+        }
+        // `observers` keeps every observer in the list alive, and neither changes while observers run
+        // (changes made meanwhile are queued), so each can be called without retaining it.
+        let list = deliveryList
+        for index in list.indices {
+            list[index]._withUnsafeGuaranteedRef { observer in observer.send(event) }
+        }
+    }
+
+    /// Ends the signal: first what ends with it (`onTermination`), then the observers hear `event`.
+    @usableFromInline
+    func deliverTerminal(_ event: Event<Value, Error>) {
+        let disposable = lock.withLock { () -> Disposable? in
+            hasTakenTermination = true
+            defer { onTermination = nil }
+            return onTermination
+        }
+        disposable?.dispose()
+        var notified = observers
+        observers = []
+        observersChanged()
+        for entry in notified {
+            entry.observer.action(event)
+        }
+        notified.removeAll()  // released here, before the lock is taken below
+        lock.withLock {
+            terminal = event
+            observerCount = 0
+        }
+    }
+
+    /// Delivers queued work until the queue is empty, then gives up the delivering role. Only the
+    /// delivering thread calls it.
+    @usableFromInline
+    func drain() {
+        while true {
+            lock.lock()
+            let removed = pendingRemovals.isEmpty ? [] : applyPendingRemovals()
+            guard let work = pending.removeFirst() else {
+                // Nothing queued: a removal still waiting for its `.add` is left over from termination.
+                pendingRemovals.removeAll(keepingCapacity: true)
+                releaseDeliveringRole()
+                lock.unlock()
+                withExtendedLifetime(removed) {}
+                return
+            }
+            switch work {
+            case let .event(event):
+                lock.unlock()
+                deliver(event)
+            case let .add(entry):
+                if let index = pendingRemovals.firstIndex(of: entry.token) {
+                    // Detached before it was attached: drop it (released below, unlocked).
+                    pendingRemovals.remove(at: index)
+                    lock.unlock()
+                } else if let terminal {
+                    lock.unlock()
+                    entry.observer.action(terminal)
+                } else {
+                    observers.append(entry)
+                    observersChanged()
+                    lock.unlock()
+                }
+                withExtendedLifetime(entry) {}
+            }
+            withExtendedLifetime(removed) {}
+        }
+    }
+
+    /// Clears `delivering` and `pending`, keeping `closed`. Called with `lock` held by the thread that
+    /// owns the role: nobody else can change the word then (the lock-free path only takes the role
+    /// from 0, and everything else changes it under the lock).
+    @inlinable
+    func releaseDeliveringRole() {
+        lock.storeWord(lock.loadWord() & DeliveryState.closed)
+    }
+
+    /// Takes the delivering role with `lock` held, to change `observers` directly, if nobody holds it.
+    /// Returns false if someone is delivering; then `pending` is set, and the caller must queue its
+    /// change for the deliverer before releasing the lock.
+    @usableFromInline
+    func takeDeliveringRoleOrMarkPending() -> Bool {
+        lock.takeWordBit(DeliveryState.delivering, orSet: DeliveryState.pending)
+    }
+
+    /// Drops the observers detached during delivery, and returns them, to be released once `lock` is.
+    /// Called by the delivering thread with `lock` held.
+    @usableFromInline
+    func applyPendingRemovals() -> ContiguousArray<Entry> {
+        var removed: ContiguousArray<Entry> = []
+        var index = 0
+        while index < pendingRemovals.count {
+            if let position = observers.firstIndex(where: { $0.token == pendingRemovals[index] }) {
+                removed.append(observers.remove(at: position))
+                pendingRemovals.remove(at: index)
+            } else {
+                index += 1  // its `.add` is still queued
+            }
+        }
+        if !removed.isEmpty { observersChanged() }
+        return removed
+    }
+
+    // MARK: Observing
+
+    /// Adds `observer`, which receives every event sent from now on. See `Signal.observe(_:)`.
+    package func observe(_ observer: Observer<Value, Error>) -> Disposable {
+        lock.lock()
+        if let terminal {
+            lock.unlock()
+            observer.action(terminal)
+            return AnyDisposable.disposed
+        }
+        let token = attach(observer)
+        lock.unlock()
+        return AnyDisposable { [weak self] in self?.removeObserver(token) }
+    }
+
+    /// Adds `observer` and delivers `initial()` to it alone before any later event. `initial` runs
+    /// under the lock, in the same critical section that attaches the observer, so no event is missed
+    /// or repeated in between: it must be package code, never a user closure.
+    ///
+    /// The initial event is delivered on the calling thread without holding the delivering role, so
+    /// the signal's other observers are never held up by it: events sent meanwhile reach them at once,
+    /// and reach this observer after its initial event, in order, on the calling thread.
+    package func observe(
+        _ observer: Observer<Value, Error>,
+        initial: () -> Event<Value, Error>
+    ) -> Disposable {
+        lock.lock()
+        let initialEvent = initial()
+        if let terminal {
+            lock.unlock()
+            observer.action(initialEvent)
+            observer.action(terminal)
+            return AnyDisposable.disposed
+        }
+        let catchingUp = CatchingUpObserver(observer)
+        let token = attach(catchingUp.observer)
+        lock.unlock()
+        catchingUp.catchUp(after: initialEvent)
+        return AnyDisposable { [weak self] in
+            catchingUp.cancel()
+            self?.removeObserver(token)
+        }
+    }
+
+    /// Attaches `observer` with `lock` held: at once if nobody is delivering, or queued for the
+    /// deliverer. Returns its token.
+    @usableFromInline
+    func attach(_ observer: Observer<Value, Error>) -> UInt64 {
+        let token = nextToken
+        nextToken &+= 1
+        observerCount += 1
+        let entry = Entry(token: token, observer: observer)
+        if takeDeliveringRoleOrMarkPending() {
+            observers.append(entry)
+            observersChanged()
+            releaseDeliveringRole()
+        } else {
+            pending.append(.add(entry))
+        }
+        return token
+    }
+
+    /// Whether a terminal event has been accepted.
+    package var hasTerminated: Bool {
+        lock.loadWord() & DeliveryState.closed != 0
+    }
+
+    func removeObserver(_ token: UInt64) {
+        lock.lock()
+        if terminal != nil {
+            lock.unlock()
+            return
+        }
+        observerCount -= 1
+        var removed: Entry?
+        if takeDeliveringRoleOrMarkPending() {
+            if let index = observers.firstIndex(where: { $0.token == token }) {
+                removed = observers.remove(at: index)
+                observersChanged()
+            }
+            releaseDeliveringRole()
+        } else {
+            pendingRemovals.append(token)
+        }
+        endIfUnreachableWithLockHeld()
+        withExtendedLifetime(removed) {}
+    }
+
+    /// The `Signal` handle was released: nobody can add an observer any more.
+    func handleReleased() {
+        lock.lock()
+        isHandleReleased = true
+        endIfUnreachableWithLockHeld()
+    }
+
+    /// Entered with `lock` held; releases it. If the handle is gone and no observer is left, nobody
+    /// can ever hear this signal again: it ends, interrupted, so that what ends with it runs.
+    @usableFromInline
+    func endIfUnreachableWithLockHeld() {
+        if isHandleReleased, observerCount == 0, lock.loadWord() & DeliveryState.closed == 0 {
+            sendWithLockHeld(.interrupted)
+        } else {
+            lock.unlock()
+        }
+    }
+}
+
+/// Stands in for an observer that must hear an initial event before the signal's later events,
+/// without making the signal's other observers wait while it does.
+///
+/// The signal delivers to `observer`; until `catchUp(after:)` has delivered the initial event and
+/// everything that arrived meanwhile, those events are buffered here and delivered by the catching-up
+/// thread, in order. After that, events pass straight through, on the signal's delivering thread.
+final class CatchingUpObserver<Value: Sendable, Error: Swift.Error>: Sendable {
+    private struct State {
+        var isCatchingUp = true
+        var isCancelled = false
+        var buffered = FIFOQueue<Event<Value, Error>>()
+    }
+
+    private let state = Locked(State())
+    private let target: Observer<Value, Error>
+
+    init(_ target: Observer<Value, Error>) {
+        self.target = target
+    }
+
+    /// What the signal delivers to.
+    var observer: Observer<Value, Error> {
+        Observer { [self] event in self.receive(event) }
+    }
+
+    private func receive(_ event: Event<Value, Error>) {
+        let deliverNow = state.withCriticalRegion { state -> Bool in
+            if state.isCancelled { return false }
+            if state.isCatchingUp {
+                state.buffered.append(event)
+                return false
+            }
+            return true
+        }
+        if deliverNow { target.action(event) }
+    }
+
+    /// Delivers `initial`, then what was buffered meanwhile, then lets events through.
+    func catchUp(after initial: Event<Value, Error>) {
+        target.action(initial)
+        while let event = state.withCriticalRegion({ state -> Event<Value, Error>? in
+            if state.isCancelled { return nil }
+            if let event = state.buffered.removeFirst() { return event }
+            state.isCatchingUp = false
+            return nil
+        }) {
+            target.action(event)
+        }
+    }
+
+    /// The observation was disposed: nothing more is delivered.
+    func cancel() {
+        let dropped = state.withCriticalRegion { state -> FIFOQueue<Event<Value, Error>> in
+            state.isCancelled = true
+            defer { state.buffered = FIFOQueue() }
+            return state.buffered
+        }
+        withExtendedLifetime(dropped) {}
+    }
+}
