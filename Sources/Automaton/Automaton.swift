@@ -134,4 +134,27 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     public func send(_ input: Input) {
         engine.send(input, from: nil)
     }
+
+    /// A function that sends an outside input to this automaton, exactly as `send(_:)`, without keeping
+    /// the automaton alive: once the automaton is released, calling it does nothing.
+    ///
+    /// Use it to send from `replies` or `state` observers and from effects, which the automaton keeps
+    /// alive: an observer that captures the automaton itself makes a retain cycle that keeps it, its
+    /// mapping and its effects alive for as long as the observed signal lives.
+    ///
+    /// ```swift
+    /// let send = automaton.sender
+    /// automaton.replies.observeValues { reply in
+    ///     if case .failure(.retry, _) = reply { send(.giveUp) }
+    /// }
+    /// ```
+    public var sender: @Sendable (Input) -> Void {
+        { [weak engine] input in engine?.send(input, from: nil) }
+    }
+
+    /// How many effects the engine tracks: those running, and those that have ended but whose emitted
+    /// inputs are still queued. Bounded by what is live, never by history. For tests.
+    package var trackedEffectCount: Int {
+        engine.machine.withCriticalRegion { $0.nodes.count }
+    }
 }

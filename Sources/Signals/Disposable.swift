@@ -175,11 +175,13 @@ public final class CompositeDisposable: Disposable {
         }
 
         func dispose() {
-            state.withCriticalRegion { state in
-                if let index = state.entries.firstIndex(where: { $0.token == token }) {
-                    state.entries.remove(at: index)
-                }
+            let removed = state.withCriticalRegion { state -> Entry? in
+                guard let index = state.entries.firstIndex(where: { $0.token == token }) else { return nil }
+                return state.entries.remove(at: index).entry
             }
+            // Released with no lock held: the entry may own an input observer or a lifetime token,
+            // whose release sends an event or runs cleanup.
+            withExtendedLifetime(removed) {}
         }
     }
 }

@@ -55,16 +55,14 @@ public final class QueueScheduler: TimeScheduler {
 
     /// Runs `action` on the queue, after every action already enqueued there.
     ///
-    /// - Returns: a disposable that cancels `action` if it has not started yet.
+    /// - Returns: a disposable that cancels `action` if it has not started yet. Disposing it releases
+    ///   `action` at once (and everything it captured), though Dispatch keeps a small empty block on
+    ///   the queue until its turn comes.
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> Disposable? {
-        let disposable = AnyDisposable()
-        queue.async {
-            if !disposable.isDisposed {
-                action()
-            }
-        }
-        return disposable
+        let queued = QueuedAction(action)
+        queue.async { queued.run() }
+        return queued
     }
 
     /// Runs `action` on the queue once, `delay` from now (as soon as possible if `delay` is not
@@ -112,6 +110,43 @@ public final class QueueScheduler: TimeScheduler {
             action()
         }
         return timer
+    }
+}
+
+/// An action waiting on a scheduler's queue. Disposing it releases the action, so a cancelled action
+/// holds nothing while its block waits for its turn.
+private final class QueuedAction: Disposable {
+    private struct State {
+        var isDisposed = false
+        var action: (@Sendable () -> Void)?
+    }
+
+    private let state: Locked<State>
+
+    init(_ action: @escaping @Sendable () -> Void) {
+        state = Locked(State(action: action))
+    }
+
+    /// On the queue: runs the action unless it was disposed.
+    func run() {
+        let action = state.withCriticalRegion { state -> (@Sendable () -> Void)? in
+            defer { state.action = nil }
+            return state.action
+        }
+        action?()
+    }
+
+    var isDisposed: Bool {
+        state.withCriticalRegion { $0.isDisposed }
+    }
+
+    func dispose() {
+        let action = state.withCriticalRegion { state -> (@Sendable () -> Void)? in
+            state.isDisposed = true
+            defer { state.action = nil }
+            return state.action
+        }
+        withExtendedLifetime(action) {}  // released with no lock held
     }
 }
 

@@ -57,10 +57,11 @@ public final class TestScheduler: TimeScheduler {
             return entry.id
         }
 
-        mutating func cancel(_ id: UInt64) {
-            if let index = entries.firstIndex(where: { $0.id == id }) {
-                entries.remove(at: index)
-            }
+        /// Removes the action `id`, and returns it, to be released once the lock is: releasing it may
+        /// release an input observer, which sends an event.
+        mutating func cancel(_ id: UInt64) -> Entry? {
+            guard let index = entries.firstIndex(where: { $0.id == id }) else { return nil }
+            return entries.remove(at: index)
         }
 
         /// Takes the next action due at or before `limit` (any next action if `limit` is nil), moving
@@ -143,7 +144,8 @@ public final class TestScheduler: TimeScheduler {
             state.enqueue(id: nil, due: state.now + Swift.max(delay, .zero), interval: interval, action: action)
         }
         return AnyDisposable { [weak self] in
-            self?.state.withCriticalRegion { $0.cancel(id) }
+            let cancelled = self?.state.withCriticalRegion { $0.cancel(id) }
+            withExtendedLifetime(cancelled) {}
         }
     }
 

@@ -63,6 +63,34 @@ struct ReadmeQuickStartTests {
     }
 }
 
+@Suite("README: sending from an observer")
+struct ReadmeSenderTests {
+    @Test("an observer that sends through automaton.sender retries once, and does not keep the automaton alive")
+    func senderFromObserver() {
+        weak var released: Automaton<State, Input>?
+        let replies = Recording<Reply<State, Input>>()
+        do {
+            // README-SENDER-BEGIN
+            let automaton = makeLoginMachine(loginOK: .empty, logoutOK: .empty)
+            let send = automaton.sender              // does not keep the automaton alive
+            automaton.replies.observeValues { reply in
+                if case .failure(.logout, .loggingIn) = reply { send(.forceLogout) }
+            }
+            // README-SENDER-END
+            released = automaton
+            automaton.replies.observeValues { replies.append($0) }
+            automaton.send(.login)
+            automaton.send(.logout)
+        }
+        #expect(replies.values == [
+            .success(.login, .loggedOut, .loggingIn),
+            .failure(.logout, .loggingIn),
+            .success(.forceLogout, .loggingIn, .loggingOut),
+        ])
+        #expect(released == nil)
+    }
+}
+
 @Suite("Logging the reply stream")
 struct ReplyLoggingTests {
     @Test("replies.logEvents logs one line per reply, with the identifier, without any other observer")

@@ -53,8 +53,8 @@ struct TimeOperatorTests {
         #expect(scheduler.pendingActionCount == 0)
     }
 
-    @Test("delay forwards a failure at once and drops the values still waiting")
-    func delayForwardsFailureAtOnce() {
+    @Test("delay forwards a failure through the scheduler without delay and drops the values still waiting")
+    func delayForwardsFailureWithoutDelay() {
         let scheduler = TestScheduler()
         let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
         let log = TestLog<Timed<Int>>()
@@ -65,10 +65,101 @@ struct TimeOperatorTests {
         input.send(value: 2)
         input.send(error: .boom)
 
+        // Through the scheduler, as in ReactiveSwift: not on the sending thread, and not delayed.
+        #expect(log.entries == [])
+        #expect(scheduler.pendingActionCount == 1)
+        scheduler.advance()
         #expect(log.entries == [Timed(.seconds(1), .failed(.boom))])
         #expect(scheduler.pendingActionCount == 0)
         scheduler.run()
         #expect(log.entries == [Timed(.seconds(1), .failed(.boom))])
+    }
+
+    @Test("delay forwards an interruption through the scheduler without delay")
+    func delayForwardsInterruptionWithoutDelay() {
+        let scheduler = TestScheduler()
+        let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
+        let log = TestLog<Timed<Int>>()
+        signal.delay(.seconds(2), on: scheduler).observe { log.append(Timed(scheduler.now, $0)) }
+
+        input.send(value: 1)
+        input.sendInterrupted()
+        #expect(log.entries == [])
+        scheduler.advance(by: .seconds(5))
+        #expect(log.entries == [Timed(.zero, .interrupted)])
+        #expect(scheduler.pendingActionCount == 0)
+    }
+
+    @Test("disposing a delayed run cancels its scheduled work even when the upstream has already ended")
+    func delayedRunDisposalCancelsAfterUpstreamEnded() {
+        let scheduler = TestScheduler()
+        let recorder = EventRecorder<Int, Never>()
+        let run = SignalProducer<Int, Never>(value: 1).delay(.seconds(3), on: scheduler).start(recorder.observer)
+        #expect(scheduler.pendingActionCount == 2)
+        run.dispose()
+        #expect(scheduler.pendingActionCount == 0)
+        scheduler.run()
+        #expect(recorder.events == [.interrupted])
+    }
+
+    @Test("disposing an observe(on:) run cancels the events still waiting even when the upstream has already ended")
+    func observeOnRunDisposalCancelsAfterUpstreamEnded() {
+        let scheduler = TestScheduler()
+        let recorder = EventRecorder<Int, Never>()
+        let run = SignalProducer<Int, Never>(values: 1, 2).observe(on: scheduler).start(recorder.observer)
+        #expect(scheduler.pendingActionCount == 3)
+        run.dispose()
+        #expect(scheduler.pendingActionCount == 0)
+        scheduler.run()
+        #expect(recorder.events == [.interrupted])
+    }
+
+    @Test("a derived delay signal that nobody holds or observes any more cancels what it scheduled")
+    func unheardDelaySignalCancels() {
+        let scheduler = TestScheduler()
+        let (signal, input) = Signal<Int, Never>.pipe()
+        let disposable = signal.delay(.seconds(1), on: scheduler).observeValues { _ in }
+        input.send(value: 1)
+        input.send(value: 2)
+        #expect(scheduler.pendingActionCount == 2)
+        disposable.dispose()
+        #expect(scheduler.pendingActionCount == 0)
+        #expect(signal.observerCount == 0)
+    }
+
+    @Test("a cancelled delay on a queue scheduler no longer holds the delayed value or the work")
+    func queueSchedulerDelayReleasesOnDisposal() {
+        final class Payload: Sendable {}
+        let scheduler = QueueScheduler(label: "test.delay.release")
+        weak var weakPayload: Payload?
+        let run: Disposable
+        do {
+            let payload = Payload()
+            weakPayload = payload
+            run = SignalProducer<Payload, Never>(value: payload).delay(.seconds(300), on: scheduler).start()
+        }
+        #expect(weakPayload != nil)
+        run.dispose()
+        #expect(weakPayload == nil)
+    }
+
+    @Test("a cancelled action on a queue scheduler releases what it captured at once")
+    func queueSchedulerActionReleasedOnDisposal() {
+        final class Payload: Sendable {}
+        let scheduler = QueueScheduler(label: "test.schedule.release")
+        let gate = DispatchSemaphore(value: 0)
+        scheduler.schedule { gate.wait() }  // keeps the queue busy so the next action waits
+        weak var weakPayload: Payload?
+        let disposable: Disposable?
+        do {
+            let payload = Payload()
+            weakPayload = payload
+            disposable = scheduler.schedule { withExtendedLifetime(payload) {} }
+        }
+        #expect(weakPayload != nil)
+        disposable?.dispose()
+        #expect(weakPayload == nil)
+        gate.signal()
     }
 
     @Test("a delayed producer sends its values later, and disposing it interrupts at once and cancels the rest")

@@ -8,11 +8,17 @@ extension Signal {
     /// scheduled (all three do); a scheduler that runs actions concurrently may reorder them.
     ///
     /// The new signal terminates when the scheduled terminal event is delivered; until then it stays
-    /// attached to this signal.
+    /// attached to this signal. When it ends otherwise (nobody holds or observes it any more), it
+    /// detaches and cancels every event still waiting in the scheduler.
     public func observe(on scheduler: some Scheduler) -> Signal<Value, Error> {
         Signal { observer in
-            self.observe { event in
-                scheduler.schedule { observer.send(event) }
+            let scheduled = ScheduledActions()
+            let upstream = self.observe { event in
+                scheduled.schedule({ scheduler.schedule($0) }) { observer.send(event) }
+            }
+            return AnyDisposable {
+                upstream.dispose()
+                scheduled.cancelAll()
             }
         }
     }
@@ -23,8 +29,8 @@ extension SignalProducer {
     /// order. See `Signal.observe(on:)`.
     ///
     /// The start handler still runs on the thread that starts the producer (use `start(on:)` to move
-    /// it). Disposing a run interrupts it at once, on the disposing thread; events of the run that are
-    /// still waiting in the scheduler are then ignored.
+    /// it). Disposing a run interrupts it at once, on the disposing thread, and cancels the events of
+    /// the run still waiting in the scheduler, whether or not the underlying run has ended.
     public func observe(on scheduler: some Scheduler) -> SignalProducer<Value, Error> {
         lift { signal in signal.observe(on: scheduler) }
     }
