@@ -213,4 +213,28 @@ func automatonMemory(inputs: Int) throws -> MemoryReport {
     try check(automaton.state.value, .loggedOut, "memory workload final state")
     return MemoryReport(inputs: inputs, earlyInputs: tenth, start: start, early: early, end: end)
 }
+
+/// A `.latest` polling loop on virtual time: each tick's effect sends the next tick a second later,
+/// then completes. Reads the resident set size after the first tenth of the ticks and at the end.
+func pollingLoopMemory(ticks: Int) throws -> MemoryReport {
+    let scheduler = TestScheduler()
+    let tick = SignalProducer<Int, Never> { observer, lifetime in
+        lifetime += scheduler.schedule(after: .seconds(1)) {
+            observer.send(value: 0)
+            observer.sendCompleted()
+        }
+    }
+    let automaton = Automaton(state: 0, mapping: { (state: Int, _: Int) in
+        (state + 1, state < ticks ? tick : .empty)
+    }, strategy: .latest)
+    let start = ResidentMemory.read()
+    let tenth = ticks / 10
+    automaton.send(0)
+    scheduler.advance(by: .seconds(tenth - 1))
+    let early = ResidentMemory.read()
+    scheduler.run()
+    let end = ResidentMemory.read()
+    try check(automaton.state.value, ticks + 1, "polling loop final state")
+    return MemoryReport(inputs: ticks, earlyInputs: tenth, start: start, early: early, end: end)
+}
 #endif

@@ -50,6 +50,16 @@ func runSuite(_ options: Options) throws {
         notes.append("memory, W2 over \(grouped(inputs)) inputs: \(line). Bar: flat over 10,000,000 inputs "
             + "(growth < 1 MiB): " + (memory.isFlat ? (inputs >= 10_000_000 ? "met" : "met at this size") : "MISSED"))
         if !memory.isFlat { barsMissed += 1 }
+
+        let ticks = options.count(10_000_000)
+        print("memory: a .latest polling loop, \(grouped(ticks)) ticks")
+        let polling = try pollingLoopMemory(ticks: ticks)
+        let pollingLine = "RSS \(polling.early.current) KiB after \(grouped(polling.earlyInputs)) ticks, "
+            + "\(polling.end.current) KiB after \(grouped(polling.inputs)) (growth \(polling.growth) KiB)"
+        print("  " + pollingLine)
+        notes.append("memory, a .latest polling loop over \(grouped(ticks)) ticks: \(pollingLine). Bar: flat "
+            + "(growth < 1 MiB): " + (polling.isFlat ? (ticks >= 10_000_000 ? "met" : "met at this size") : "MISSED"))
+        if !polling.isFlat { barsMissed += 1 }
     }
     #endif
 
