@@ -1,0 +1,137 @@
+import Signals
+import Testing
+
+// The behaviours of ReactiveSwift's FlattenSpec, written against our API. Each test names the spec case
+// it follows.
+
+private let strategies: [FlattenStrategy] = [.merge, .concat, .latest]
+
+/// An outer stream of inner producers, each inner backed by a pipe whose input the test keeps.
+private struct FlattenFixture: Sendable {
+    let outer: Signal<SignalProducer<Int, TestError>, TestError>
+    let outerInput: Observer<SignalProducer<Int, TestError>, TestError>
+
+    init() {
+        (outer, outerInput) = Signal<SignalProducer<Int, TestError>, TestError>.pipe()
+    }
+
+    /// A new inner producer that forwards what is sent into the returned input while it is started.
+    static func inner() -> (producer: SignalProducer<Int, TestError>, input: Observer<Int, TestError>) {
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        return (SignalProducer(signal), input)
+    }
+}
+
+@Suite("Conformance: FlattenSpec")
+struct FlattenConformanceTests {
+    // MARK: Interruption
+
+    @Test("FlattenSpec: should drop interrupted from an inner producer (producer)", arguments: strategies)
+    func innerInterruptionIsDroppedFromProducer(strategy: FlattenStrategy) {
+        let fixture = FlattenFixture()
+        let (inner, innerInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        SignalProducer(fixture.outer).flatten(strategy).start(recorder.observer)
+        fixture.outerInput.send(value: inner)
+        innerInput.send(value: 1)
+        innerInput.sendInterrupted()
+        #expect(recorder.events == [.value(1)])
+
+        fixture.outerInput.sendCompleted()
+        #expect(recorder.events == [.value(1), .completed])
+    }
+
+    @Test("FlattenSpec: should drop interrupted from an inner producer (signal)", arguments: strategies)
+    func innerInterruptionIsDroppedFromSignal(strategy: FlattenStrategy) {
+        let fixture = FlattenFixture()
+        let (inner, innerInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        fixture.outer.flatMap(strategy) { $0 }.observe(recorder.observer)
+        fixture.outerInput.send(value: inner)
+        innerInput.sendInterrupted()
+        #expect(recorder.events == [])
+
+        fixture.outerInput.sendCompleted()
+        #expect(recorder.events == [.completed])
+    }
+
+    @Test("FlattenSpec: should forward interrupted from the outer producer", arguments: strategies)
+    func outerInterruptionIsForwarded(strategy: FlattenStrategy) {
+        let fixture = FlattenFixture()
+        let (inner, innerInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        SignalProducer(fixture.outer).flatten(strategy).start(recorder.observer)
+        fixture.outerInput.send(value: inner)
+        fixture.outerInput.sendInterrupted()
+        innerInput.send(value: 1)
+        #expect(recorder.events == [.interrupted])
+    }
+
+    @Test("FlattenSpec: an interrupted inner of a merge counts as ended; the result completes with the others")
+    func mergeCountsInterruptedInnerAsEnded() {
+        let fixture = FlattenFixture()
+        let (first, firstInput) = FlattenFixture.inner()
+        let (second, secondInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        fixture.outer.flatten(.merge).observe(recorder.observer)
+        fixture.outerInput.send(value: first)
+        fixture.outerInput.send(value: second)
+        firstInput.sendInterrupted()
+        secondInput.send(value: 2)
+        fixture.outerInput.sendCompleted()
+        #expect(recorder.events == [.value(2)])
+
+        secondInput.sendCompleted()
+        #expect(recorder.events == [.value(2), .completed])
+    }
+
+    @Test("FlattenSpec: an interrupted inner of a concat lets the next queued inner start, as a completion would")
+    func concatStartsNextAfterInterruptedInner() {
+        let fixture = FlattenFixture()
+        let (first, firstInput) = FlattenFixture.inner()
+        let (second, secondInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        fixture.outer.flatten(.concat).observe(recorder.observer)
+        fixture.outerInput.send(value: first)
+        fixture.outerInput.send(value: second)
+        secondInput.send(value: 20)  // not started yet: missed
+        firstInput.send(value: 1)
+        firstInput.sendInterrupted()
+        secondInput.send(value: 2)
+        fixture.outerInput.sendCompleted()
+        secondInput.sendCompleted()
+        #expect(recorder.events == [.value(1), .value(2), .completed])
+    }
+
+    @Test("FlattenSpec: an interrupted inner of latest is dropped; the next inner is still taken")
+    func latestTakesNextAfterInterruptedInner() {
+        let fixture = FlattenFixture()
+        let (first, firstInput) = FlattenFixture.inner()
+        let (second, secondInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        fixture.outer.flatten(.latest).observe(recorder.observer)
+        fixture.outerInput.send(value: first)
+        firstInput.sendInterrupted()
+        fixture.outerInput.send(value: second)
+        secondInput.send(value: 2)
+        secondInput.sendCompleted()
+        fixture.outerInput.sendCompleted()
+        #expect(recorder.events == [.value(2), .completed])
+    }
+
+    @Test("FlattenSpec: an inner producer interrupted by disposal of its own run ends quietly, and the result goes on", arguments: strategies)
+    func innerWhoseRunIsDisposedEndsQuietly(strategy: FlattenStrategy) {
+        let fixture = FlattenFixture()
+        let recorder = EventRecorder<Int, TestError>()
+        // The inner producer disposes its own run: it is interrupted, which is not the result's concern.
+        let selfDisposing = SignalProducer<Int, TestError> { observer, _ in
+            observer.send(value: 1)
+            observer.sendInterrupted()
+        }
+        fixture.outer.flatten(strategy).observe(recorder.observer)
+        fixture.outerInput.send(value: selfDisposing)
+        fixture.outerInput.send(value: SignalProducer(value: 2))
+        fixture.outerInput.sendCompleted()
+        #expect(recorder.events == [.value(1), .value(2), .completed])
+    }
+}
