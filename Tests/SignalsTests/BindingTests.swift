@@ -137,16 +137,6 @@ final class BindingTargetFixture: Sendable {
     var propertyWasFreed: Bool { weakProperty.value?.object == nil }
 }
 
-/// A weak reference, to check that something was freed.
-final class WeakBox<Object: AnyObject>: @unchecked Sendable {
-    // Safe: a weak reference is read and cleared atomically by the runtime; it is never written after init.
-    weak var object: Object?
-
-    init(_ object: Object) {
-        self.object = object
-    }
-}
-
 private let allPairs: [(BindingSourceKind, BindingTargetKind)] = BindingSourceKind.allCases.flatMap { source in
     BindingTargetKind.allCases.map { (source, $0) }
 }
