@@ -134,4 +134,64 @@ struct FlattenConformanceTests {
         fixture.outerInput.sendCompleted()
         #expect(recorder.events == [.value(1), .value(2), .completed])
     }
+
+    // MARK: merge and concat are flatten(.merge) and flatten(.concat) in ReactiveSwift
+
+    @Test("FlattenSpec: Signal.merge should drop interrupted from an input, which counts as completed")
+    func signalMergeDropsInterruption() {
+        let (first, firstInput) = Signal<Int, TestError>.pipe()
+        let (second, secondInput) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
+        Signal.merge(first, second).observe(recorder.observer)
+        firstInput.send(value: 1)
+        firstInput.sendInterrupted()
+        secondInput.send(value: 2)
+        #expect(recorder.events == [.value(1), .value(2)])
+        secondInput.sendCompleted()
+        #expect(recorder.events == [.value(1), .value(2), .completed])
+    }
+
+    @Test("FlattenSpec: SignalProducer.merge should drop interrupted from an inner producer, which counts as completed")
+    func producerMergeDropsInterruption() {
+        let (first, firstInput) = FlattenFixture.inner()
+        let (second, secondInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        SignalProducer.merge(first, second).start(recorder.observer)
+        firstInput.sendInterrupted()
+        secondInput.send(value: 2)
+        #expect(recorder.events == [.value(2)])
+        secondInput.sendCompleted()
+        #expect(recorder.events == [.value(2), .completed])
+    }
+
+    @Test("FlattenSpec: concat should drop interrupted from an inner producer and start the next one")
+    func concatDropsInterruption() {
+        let (first, firstInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        first.concat(SignalProducer(values: 2, 3)).start(recorder.observer)
+        firstInput.send(value: 1)
+        firstInput.sendInterrupted()
+        #expect(recorder.events == [.value(1), .value(2), .value(3), .completed])
+    }
+
+    @Test("SignalProducerSpec: then should forward interrupted from the original producer and not start the replacement")
+    func thenForwardsInterruption() {
+        let (first, firstInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        first.then(SignalProducer(value: 2)).start(recorder.observer)
+        firstInput.sendInterrupted()
+        #expect(recorder.events == [.interrupted])
+    }
+
+    @Test("FlattenSpec: disposing a merge or concat run still interrupts it")
+    func disposalInterrupts() {
+        let (first, _) = FlattenFixture.inner()
+        let (second, _) = FlattenFixture.inner()
+        let merged = EventRecorder<Int, TestError>()
+        let concatenated = EventRecorder<Int, TestError>()
+        SignalProducer.merge(first, second).start(merged.observer).dispose()
+        first.concat(second).start(concatenated.observer).dispose()
+        #expect(merged.events == [.interrupted])
+        #expect(concatenated.events == [.interrupted])
+    }
 }
