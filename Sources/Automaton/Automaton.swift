@@ -44,8 +44,9 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// interrupted when the input signal is interrupted.
     public let replies: Signal<Reply<State, Input>, Never>
 
-    /// How long the automaton lives: it ends when the automaton is released, before `replies`
-    /// completes. Bindings to the automaton (`automaton <~ source`) end with it.
+    /// How long the automaton lives: it ends when the automaton is released, last, after `replies` and
+    /// `state` have completed and its effects were disposed. Bindings to the automaton
+    /// (`automaton <~ source`) end with it.
     public let lifetime: Lifetime
 
     @usableFromInline let engine: AutomatonEngine<State, Input>
@@ -120,9 +121,9 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     }
 
     deinit {
-        lifetimeToken.dispose()
         inputObservation?.dispose()
         engine.release()
+        lifetimeToken.dispose()
     }
 
     /// Sends an outside input, exactly as if it came through `input`.

@@ -124,12 +124,12 @@ public final class Property<Value: Sendable>: Sendable {
 ///
 /// Each change is stored first (so `value` shows it) and then sent to observers of `signal` and
 /// `producer`, serially and in the order the changes were made. When the property is released its
-/// `lifetime` ends (so bindings to it end), then its `signal` completes.
+/// `signal` completes, then its `lifetime` ends (so bindings to it end), as in ReactiveSwift.
 public final class MutableProperty<Value: Sendable>: Sendable {
     package let storage: PropertyStorage<Value>
 
-    /// How long the property lives: it ends when the property is released, before its `signal`
-    /// completes. Bindings to the property (`property <~ source`) end with it; register your own
+    /// How long the property lives: it ends when the property is released, after its `signal` has
+    /// completed. Bindings to the property (`property <~ source`) end with it; register your own
     /// cleanup with `observeEnded(_:)`.
     public let lifetime: Lifetime
     private let lifetimeToken: Lifetime.Token
@@ -141,8 +141,8 @@ public final class MutableProperty<Value: Sendable>: Sendable {
     }
 
     deinit {
-        lifetimeToken.dispose()
         storage.complete()
+        lifetimeToken.dispose()
     }
 
     /// The current value. Reading is thread safe; setting stores the value and then notifies observers.

@@ -115,16 +115,17 @@ struct AutomatonBindingTests {
         if kind == .producer { #expect(source.runLog.values == ["started", "ended"]) }
     }
 
-    @Test("the automaton's lifetime ends when it is released, before replies completes")
+    @Test("the automaton's lifetime ends when it is released, last: after replies and state complete")
     func lifetimeEndsOnRelease() {
         let log = Recording<String>()
         do {
             let automaton = Automaton<Int, Int>(state: 0, mapping: { state, input in state + input })
             automaton.lifetime.observeEnded { log.append("lifetime ended") }
             automaton.replies.observeCompleted { log.append("replies completed") }
+            automaton.state.signal.observeCompleted { log.append("state completed") }
             #expect(!automaton.lifetime.hasEnded)
         }
-        #expect(log.values == ["lifetime ended", "replies completed"])
+        #expect(log.values == ["replies completed", "state completed", "lifetime ended"])
     }
 
     @Test("values sent from two threads at once are all processed, each thread's in order",

@@ -315,7 +315,7 @@ struct PropertyTests {
         }
     }
 
-    @Test("a MutableProperty's lifetime ends when it is released, before its signal completes")
+    @Test("a MutableProperty's lifetime ends when it is released, after its signal completes, as in ReactiveSwift")
     func lifetimeEndsOnRelease() {
         let log = TestLog<String>()
         do {
@@ -324,6 +324,6 @@ struct PropertyTests {
             property.signal.observeCompleted { log.append("signal completed") }
             #expect(!property.lifetime.hasEnded)
         }
-        #expect(log.entries == ["lifetime ended", "signal completed"])
+        #expect(log.entries == ["signal completed", "lifetime ended"])
     }
 }
