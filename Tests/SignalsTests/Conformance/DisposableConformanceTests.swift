@@ -25,6 +25,15 @@ struct DisposableConformanceTests {
         #expect(disposable.isDisposed)
     }
 
+    @Test("DisposableSpec: a disposable wrapping another disposes it when disposed")
+    func wrapping() {
+        let inner = AnyDisposable()
+        let outer = AnyDisposable(inner)
+        outer.dispose()
+        #expect(inner.isDisposed)
+        #expect(AnyDisposable.disposed.isDisposed)
+    }
+
     @Test("DisposableSpec: CompositeDisposable should ignore the addition of nil")
     func compositeNil() {
         let composite = CompositeDisposable()

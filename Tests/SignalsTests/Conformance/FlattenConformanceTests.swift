@@ -194,4 +194,92 @@ struct FlattenConformanceTests {
         #expect(merged.events == [.interrupted])
         #expect(concatenated.events == [.interrupted])
     }
+
+    // MARK: Each strategy's basics
+
+    @Test("FlattenSpec: merge should forward values from any inner signal and complete when all have completed")
+    func mergeBasics() {
+        let fixture = FlattenFixture()
+        let (first, firstInput) = FlattenFixture.inner()
+        let (second, secondInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        fixture.outer.flatten(.merge).observe(recorder.observer)
+        fixture.outerInput.send(value: first)
+        fixture.outerInput.send(value: second)
+        firstInput.send(value: 1)
+        secondInput.send(value: 2)
+        firstInput.send(value: 3)
+        fixture.outerInput.sendCompleted()
+        firstInput.sendCompleted()
+        #expect(recorder.events == [.value(1), .value(2), .value(3)])
+        secondInput.sendCompleted()
+        #expect(recorder.events == [.value(1), .value(2), .value(3), .completed])
+    }
+
+    @Test("FlattenSpec: concat should forward values in the order of the inners, starting each when the previous completes")
+    func concatBasics() {
+        let fixture = FlattenFixture()
+        let started = TestLog<Int>()
+        let (first, firstInput) = FlattenFixture.inner()
+        let (second, secondInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        fixture.outer.flatten(.concat).observe(recorder.observer)
+        fixture.outerInput.send(value: first.on(starting: { started.append(1) }))
+        fixture.outerInput.send(value: second.on(starting: { started.append(2) }))
+        #expect(started.entries == [1])
+        firstInput.send(value: 1)
+        firstInput.sendCompleted()
+        #expect(started.entries == [1, 2])
+        secondInput.send(value: 2)
+        secondInput.sendCompleted()
+        fixture.outerInput.sendCompleted()
+        #expect(recorder.events == [.value(1), .value(2), .completed])
+    }
+
+    @Test("FlattenSpec: latest should forward values from the latest inner only, disposing the previous one first")
+    func latestBasics() {
+        let fixture = FlattenFixture()
+        let log = TestLog<String>()
+        let (first, firstInput) = FlattenFixture.inner()
+        let (second, secondInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        fixture.outer.flatten(.latest).observe(recorder.observer)
+        fixture.outerInput.send(value: first.on(starting: { log.append("start 1") }, disposed: { log.append("end 1") }))
+        firstInput.send(value: 1)
+        fixture.outerInput.send(value: second.on(starting: { log.append("start 2") }))
+        firstInput.send(value: 10)
+        secondInput.send(value: 2)
+        fixture.outerInput.sendCompleted()
+        #expect(recorder.events == [.value(1), .value(2)])
+        secondInput.sendCompleted()
+        #expect(recorder.events == [.value(1), .value(2), .completed])
+        #expect(log.entries == ["start 1", "end 1", "start 2"])
+    }
+
+    @Test("FlattenSpec: should forward an error from an inner producer or from the outer stream", arguments: strategies)
+    func failures(strategy: FlattenStrategy) {
+        let fixture = FlattenFixture()
+        let (inner, innerInput) = FlattenFixture.inner()
+        let recorder = EventRecorder<Int, TestError>()
+        fixture.outer.flatten(strategy).observe(recorder.observer)
+        fixture.outerInput.send(value: inner)
+        innerInput.send(error: .boom)
+        fixture.outerInput.send(error: .other)
+        #expect(recorder.events == [.failed(.boom)])
+
+        let outerFixture = FlattenFixture()
+        let outerRecorder = EventRecorder<Int, TestError>()
+        outerFixture.outer.flatten(strategy).observe(outerRecorder.observer)
+        outerFixture.outerInput.send(error: .other)
+        #expect(outerRecorder.events == [.failed(.other)])
+    }
+
+    @Test("FlattenSpec: flatMap should transform each value into an inner producer, and flatten synchronous inners in order", arguments: strategies)
+    func flatMapSynchronous(strategy: FlattenStrategy) {
+        let recorder = EventRecorder<Int, TestError>()
+        SignalProducer<Int, TestError>(values: 1, 2, 3)
+            .flatMap(strategy) { SignalProducer(values: $0 * 10, $0 * 10 + 1) }
+            .start(recorder.observer)
+        #expect(recorder.events == [.value(10), .value(11), .value(20), .value(21), .value(30), .value(31), .completed])
+    }
 }

@@ -188,6 +188,23 @@ struct SignalConformanceTests {
         #expect(recorder.values == ["a", "cc", "d", "ee"])
     }
 
+    @Test("SignalSpec: skipRepeats should not store strong references to previously passed items")
+    func skipRepeatsReleasesItems() {
+        let released = TestLog<String>()
+        let (signal, input) = Signal<ReleaseLogger, Never>.pipe()
+        signal.skipRepeats { $0.name.first == $1.name.first }.observeValues { _ in }
+        input.send(value: ReleaseLogger("a1", log: released))
+        #expect(released.entries == [])
+        input.send(value: ReleaseLogger("b1", log: released))
+        #expect(released.entries == ["a1"])
+        input.send(value: ReleaseLogger("b2", log: released))
+        #expect(released.entries == ["a1", "b2"])
+        input.send(value: ReleaseLogger("a2", log: released))
+        #expect(released.entries == ["a1", "b2", "b1"])
+        input.sendCompleted()
+        #expect(released.entries == ["a1", "b2", "b1", "a2"])
+    }
+
     @Test("SignalSpec: scan should incrementally accumulate a value")
     func scan() {
         let (signal, input) = Signal<String, Never>.pipe()
@@ -338,5 +355,20 @@ struct SignalConformanceTests {
         input.sendCompleted()
         let suffixes = lines.entries.map { $0.split(separator: "] ", maxSplits: 1).last.map(String.init) ?? "" }
         #expect(suffixes == ["[id] value(1)", "[id] completed"])
+    }
+}
+
+/// An object that logs its name when it is freed.
+private final class ReleaseLogger: Sendable {
+    let name: String
+    private let log: TestLog<String>
+
+    init(_ name: String, log: TestLog<String>) {
+        self.name = name
+        self.log = log
+    }
+
+    deinit {
+        log.append(name)
     }
 }
