@@ -42,6 +42,18 @@ public struct BindingTarget<Value>: BindingTargetProvider, Sendable {
     public var bindingTarget: BindingTarget<Value> { self }
 }
 
+extension BindingTarget where Value: Sendable {
+    /// A target that hands each bound value to `action` through `scheduler`, until `lifetime` ends:
+    /// each value is scheduled as it arrives, so `action` runs where and when the scheduler runs
+    /// actions, in the order of the values as long as the scheduler keeps order (all of this package's
+    /// do). A value already scheduled when the lifetime ends is still handed over.
+    public init(on scheduler: some Scheduler, lifetime: Lifetime, action: @escaping @Sendable (Value) -> Void) {
+        self.init(lifetime: lifetime) { value in
+            scheduler.schedule { action(value) }
+        }
+    }
+}
+
 extension BindingTargetProvider where Value: Sendable {
     /// Binds `source` to `target`: each value the signal sends from now on is given to the target's
     /// action (for a `MutableProperty`, it becomes its value).
@@ -95,6 +107,40 @@ extension BindingTargetProvider where Value: Sendable {
     @discardableResult
     public static func <~ (target: Self, source: MutableProperty<Value>) -> Disposable {
         bind(source.producer, to: target.bindingTarget)
+    }
+}
+
+extension BindingTargetProvider {
+    /// Binds a source of non-optional values to a target of optional values, as `<~` does for a
+    /// signal of the target's own type.
+    @discardableResult
+    public static func <~ <Wrapped: Sendable>(target: Self, source: Signal<Wrapped, Never>) -> Disposable
+    where Value == Wrapped? {
+        bind(SignalProducer(source).map { Optional($0) }, to: target.bindingTarget)
+    }
+
+    /// Binds a producer of non-optional values to a target of optional values, as `<~` does for a
+    /// producer of the target's own type.
+    @discardableResult
+    public static func <~ <Wrapped: Sendable>(target: Self, source: SignalProducer<Wrapped, Never>) -> Disposable
+    where Value == Wrapped? {
+        bind(source.map { Optional($0) }, to: target.bindingTarget)
+    }
+
+    /// Binds a property of non-optional values to a target of optional values, as `<~` does for a
+    /// property of the target's own type.
+    @discardableResult
+    public static func <~ <Wrapped: Sendable>(target: Self, source: Property<Wrapped>) -> Disposable
+    where Value == Wrapped? {
+        bind(source.producer.map { Optional($0) }, to: target.bindingTarget)
+    }
+
+    /// Binds a mutable property of non-optional values to a target of optional values, as `<~` does
+    /// for a property of the target's own type. It does not keep `source` alive.
+    @discardableResult
+    public static func <~ <Wrapped: Sendable>(target: Self, source: MutableProperty<Wrapped>) -> Disposable
+    where Value == Wrapped? {
+        bind(source.producer.map { Optional($0) }, to: target.bindingTarget)
     }
 }
 

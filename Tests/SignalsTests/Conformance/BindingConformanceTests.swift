@@ -124,4 +124,41 @@ struct BindingConformanceTests {
         sourceInput.sendCompleted()
         #expect(recorder.events == [.value(1)])
     }
+
+    @Test("UnidirectionalBindingSpec: a BindingTarget on a scheduler consumes values on that scheduler")
+    func scheduledTarget() {
+        let scheduler = TestScheduler()
+        let (lifetime, token) = Lifetime.make()
+        let values = TestLog<Int>()
+        let target = BindingTarget<Int>(on: scheduler, lifetime: lifetime) { values.append($0) }
+        let property = MutableProperty(1)
+        target <~ property
+        property.value = 2
+        #expect(values.entries == [])
+        scheduler.advance()
+        #expect(values.entries == [1, 2])
+        token.dispose()
+        property.value = 3
+        scheduler.run()
+        #expect(values.entries == [1, 2])
+    }
+
+    @Test("UnidirectionalBindingSpec: a source of non-optional values binds to a target of optional values")
+    func optionalTarget() {
+        let target = MutableProperty<Int?>(nil)
+        let (signal, input) = Signal<Int, Never>.pipe()
+        target <~ signal
+        input.send(value: 1)
+        #expect(target.value == 1)
+        target <~ SignalProducer<Int, Never>(value: 2)
+        #expect(target.value == 2)
+        target <~ Property(value: 3)
+        #expect(target.value == 3)
+        let source = MutableProperty(4)
+        target <~ source
+        #expect(target.value == 4)
+        let sameType = MutableProperty<Int?>(5)
+        target <~ sameType
+        #expect(target.value == 5)
+    }
 }
