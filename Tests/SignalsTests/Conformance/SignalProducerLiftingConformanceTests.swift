@@ -139,6 +139,20 @@ struct SignalProducerLiftingConformanceTests {
         #expect(recorder.events == [.value(1), .value(2), .completed])
     }
 
+    @Test("SignalProducerLiftingSpec: observeOn should interrupt at once when disposed, and ignore the events still scheduled")
+    func observeOnDisposal() {
+        let scheduler = TestScheduler()
+        let upstream = Upstream()
+        let recorder = EventRecorder<Int, TestError>()
+        let disposable = upstream.producer.observe(on: scheduler).start(recorder.observer)
+        upstream.send(1)
+        disposable.dispose()
+        #expect(recorder.events == [.interrupted])
+        scheduler.run()
+        #expect(recorder.events == [.interrupted])
+        #expect(upstream.log.entries == ["start", "ended"])
+    }
+
     @Test("SignalProducerLiftingSpec: delay should send events on the given scheduler after the interval")
     func delay() {
         let scheduler = TestScheduler()
