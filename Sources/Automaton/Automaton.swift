@@ -44,8 +44,14 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// interrupted when the input signal is interrupted.
     public let replies: Signal<Reply<State, Input>, Never>
 
+    /// How long the automaton lives: it ends when the automaton is released, last, after `replies` and
+    /// `state` have completed and its effects were disposed. Bindings to the automaton
+    /// (`automaton <~ source`) end with it.
+    public let lifetime: Lifetime
+
     @usableFromInline let engine: AutomatonEngine<State, Input>
     @usableFromInline let inputObservation: Disposable?
+    @usableFromInline let lifetimeToken: Lifetime.Token
 
     /// An automaton without effects, fed by `input` and by `send(_:)`.
     @inlinable
@@ -92,6 +98,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     ) {
         let engine = AutomatonEngine(state: state, mapping: transition, strategy: strategy)
         self.engine = engine
+        (self.lifetime, self.lifetimeToken) = Lifetime.make()
         self.state = Property(storage: engine.stateStorage)
         self.replies = engine.replies
         // Weak, like the effects: the input signal must not keep the engine alive.
@@ -116,6 +123,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     deinit {
         inputObservation?.dispose()
         engine.release()
+        lifetimeToken.dispose()
     }
 
     /// Sends an outside input, exactly as if it came through `input`.

@@ -33,6 +33,15 @@ public enum Event<Value, Error: Swift.Error> {
         return nil
     }
 
+    /// Whether this event is `.completed` or `.interrupted`: how an inner stream of `merge`, `concat`
+    /// or `flatMap` ends without ending the combined stream.
+    var isCompletedOrInterrupted: Bool {
+        switch self {
+        case .completed, .interrupted: return true
+        case .value, .failed: return false
+        }
+    }
+
     /// The error carried by a `.failed` event, otherwise `nil`.
     @inlinable
     public var error: Error? {

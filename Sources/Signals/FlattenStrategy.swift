@@ -2,6 +2,10 @@
 ///
 /// A struct with static members rather than an enum, so that strategies can be added without breaking
 /// anyone's `switch`.
+///
+/// Under every strategy an inner stream that is interrupted ends quietly, as if it had completed: the
+/// result is not interrupted, and goes on with the other inners. Only an interruption of the outer
+/// stream, or disposal of the result, interrupts the result.
 public struct FlattenStrategy: Hashable, Sendable, CustomStringConvertible {
     @usableFromInline
     enum Kind: Hashable, Sendable {

@@ -124,17 +124,25 @@ public final class Property<Value: Sendable>: Sendable {
 ///
 /// Each change is stored first (so `value` shows it) and then sent to observers of `signal` and
 /// `producer`, serially and in the order the changes were made. When the property is released its
-/// `signal` completes.
+/// `signal` completes, then its `lifetime` ends (so bindings to it end), as in ReactiveSwift.
 public final class MutableProperty<Value: Sendable>: Sendable {
     package let storage: PropertyStorage<Value>
+
+    /// How long the property lives: it ends when the property is released, after its `signal` has
+    /// completed. Bindings to the property (`property <~ source`) end with it; register your own
+    /// cleanup with `observeEnded(_:)`.
+    public let lifetime: Lifetime
+    private let lifetimeToken: Lifetime.Token
 
     /// A property holding `initial`.
     public init(_ initial: Value) {
         storage = PropertyStorage(initial)
+        (lifetime, lifetimeToken) = Lifetime.make()
     }
 
     deinit {
         storage.complete()
+        lifetimeToken.dispose()
     }
 
     /// The current value. Reading is thread safe; setting stores the value and then notifies observers.
@@ -152,6 +160,19 @@ public final class MutableProperty<Value: Sendable>: Sendable {
     @discardableResult
     public func modify<Result>(_ action: (inout Value) throws -> Result) rethrows -> Result {
         try storage.modify(action)
+    }
+
+    /// Calls `action` with the current value, without changing it, and returns what `action` returns.
+    ///
+    /// `action` runs on the calling thread with a consistent snapshot of the value, read under the
+    /// property's lock, but **with no lock held**: the package never runs a user closure under its lock,
+    /// and the lock is not recursive, so reading or setting the property from inside `action` would
+    /// deadlock otherwise. Unlike ReactiveSwift's `withValue`, writers are therefore not held off while
+    /// `action` runs: another thread may change the property meanwhile, and `action` still sees the
+    /// snapshot. `action` must not write to the property (use `modify(_:)` to change it from its
+    /// current value) and should not block.
+    public func withValue<Result>(_ action: (Value) throws -> Result) rethrows -> Result {
+        try action(storage.value)
     }
 
     /// Sends each change made after observation starts.

@@ -288,4 +288,42 @@ struct PropertyTests {
         #expect(property.value == 3)
         #expect(depth.maximum == 1)
     }
+
+    @Test("withValue runs its closure on the current value, returns its result, and lets the closure read the property")
+    func withValue() {
+        let property = MutableProperty(3)
+        let changes = LockedTestValue<[Int]>([])
+        property.signal.observeValues { value in changes.withValue { $0.append(value) } }
+        // Reading the property inside the closure does not deadlock: no lock is held while it runs.
+        let result = property.withValue { value in "\(value) \(property.value)" }
+        #expect(result == "3 3")
+        #expect(property.value == 3)
+        #expect(changes.value == [], "withValue writes nothing")
+    }
+
+    @Test("withValue sees one consistent snapshot while other threads write")
+    func withValueSnapshot() {
+        let property = MutableProperty((0, 0))
+        Watchdog.runOnThreads(2) { thread in
+            for index in 1...10_000 {
+                if thread == 0 {
+                    property.value = (index, -index)
+                } else {
+                    #expect(property.withValue { $0.0 + $0.1 } == 0)
+                }
+            }
+        }
+    }
+
+    @Test("a MutableProperty's lifetime ends when it is released, after its signal completes, as in ReactiveSwift")
+    func lifetimeEndsOnRelease() {
+        let log = TestLog<String>()
+        do {
+            let property = MutableProperty(0)
+            property.lifetime.observeEnded { log.append("lifetime ended") }
+            property.signal.observeCompleted { log.append("signal completed") }
+            #expect(!property.lifetime.hasEnded)
+        }
+        #expect(log.entries == ["signal completed", "lifetime ended"])
+    }
 }

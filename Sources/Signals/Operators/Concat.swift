@@ -3,9 +3,11 @@ extension SignalProducer {
     /// completes, and the run completes after the last one (at once if `producers` is empty).
     ///
     /// - Values are forwarded in order, one producer's values after the previous producer's.
-    /// - A failure or interruption of the current inner run is forwarded at once and ends the run; the
-    ///   remaining producers are not started.
-    /// - Disposing the run disposes the inner run in progress and starts no other.
+    /// - An interrupted inner run ends like a completed one: the next producer starts (as in
+    ///   ReactiveSwift, where `concat` is `flatten(.concat)`).
+    /// - A failure of the current inner run is forwarded at once and ends the run; the remaining
+    ///   producers are not started.
+    /// - Disposing the run interrupts it, disposes the inner run in progress and starts no other.
     /// - Each next producer starts on the thread that delivered the previous one's completion. Producers
     ///   that complete synchronously are started in a loop, not recursively, so a long chain of them
     ///   runs in constant stack.
@@ -23,10 +25,11 @@ extension SignalProducer {
         concat(producers)
     }
 
-    /// A producer whose runs run this producer, then, once it has completed, `next`.
+    /// A producer whose runs run this producer, then, once it has completed (or been interrupted),
+    /// `next`.
     ///
-    /// A failure or interruption of this producer's run is forwarded and `next` is not started.
-    /// Disposing the run disposes whichever of the two is running. See `concat(_:)` for a sequence.
+    /// A failure of this producer's run is forwarded and `next` is not started. Disposing the run
+    /// disposes whichever of the two is running. See `concat(_:)` for a sequence.
     public func concat(_ next: SignalProducer) -> SignalProducer {
         SignalProducer.concat([self, next])
     }
@@ -34,19 +37,34 @@ extension SignalProducer {
     /// A producer whose runs run this producer, ignoring its values, and once it has completed run
     /// `replacement` and forward all of its events (ReactiveSwift's `then`).
     ///
-    /// A failure or interruption of this producer's run is forwarded and `replacement` is not started.
-    /// Disposing the run disposes whichever of the two is running.
+    /// A failure or interruption of this producer's run is forwarded and `replacement` is not started
+    /// (unlike `concat`, where an interrupted producer lets the next one start, as in ReactiveSwift).
+    /// Disposing the run disposes whichever of the two is running. `replacement` starts on the thread
+    /// that delivered this producer's completion.
     public func then<Replacement: Sendable>(
         _ replacement: SignalProducer<Replacement, Error>
     ) -> SignalProducer<Replacement, Error> {
-        let silenced = lift { signal in
-            Signal<Replacement, Error>.relaying { output in
+        SignalProducer<Replacement, Error> { observer, lifetime in
+            self.startWithSignal { signal, interrupter in
+                lifetime += interrupter
                 signal.observe(Observer { event in
-                    if let terminal = event.terminal(as: Replacement.self) { output.send(terminal) }
+                    switch event {
+                    case .value:
+                        break
+                    case let .failed(error):
+                        observer.send(error: error)
+                    case .interrupted:
+                        observer.sendInterrupted()
+                    case .completed:
+                        guard !lifetime.hasEnded else { return }
+                        replacement.startWithSignal { replacementSignal, replacementInterrupter in
+                            lifetime += replacementInterrupter
+                            replacementSignal.observe(observer)
+                        }
+                    }
                 })
             }
         }
-        return SignalProducer<Replacement, Error>.concat([silenced, replacement])
     }
 }
 
@@ -100,7 +118,7 @@ private final class ConcatRun<Value: Sendable, Error: Swift.Error>: Sendable {
             producers[index].startWithSignal { signal, interrupter in
                 current.inner = interrupter
                 signal.observe(Observer { [self] event in
-                    if event.isCompleted {
+                    if event.isCompletedOrInterrupted {
                         advance()
                     } else {
                         observer.send(event)

@@ -11,10 +11,12 @@ extension Signal {
     ///   one has completed, and the others wait.
     ///
     /// Termination: the result completes once this signal and every inner that was started or queued
-    /// have completed (under `.latest`, only the current inner counts). A failure of this signal or of a
-    /// counted inner fails the result at once; an interruption of either interrupts the result, as in
-    /// ReactiveSwift. Before the terminal failure or interruption is sent, the result stops observing
-    /// this signal and disposes every running inner (their lifetimes end) and drops the queued ones.
+    /// have ended (under `.latest`, only the current inner counts). An inner ends when it completes or
+    /// is interrupted: an interrupted inner sends nothing to the result and counts as completed (under
+    /// `.concat` the next queued inner then starts), as in ReactiveSwift. A failure of this signal or of
+    /// a counted inner fails the result at once; an interruption of this signal interrupts it. Before
+    /// the terminal failure or interruption is sent, the result stops observing this signal, disposes
+    /// every running inner (their lifetimes end) and drops the queued ones.
     ///
     /// Threads: `transform` is called on the thread that delivers the value, serially. An inner starts
     /// on the thread that delivers its value, or, under `.concat`, on the thread where the previous inner
@@ -69,7 +71,7 @@ extension SignalProducer {
     /// in `Signal.flatMap(_:_:)`. Disposing the result's run interrupts it, interrupts the run of this
     /// producer and of every running inner (their lifetimes end) and drops the queued inners. The run
     /// also ends them when it ends by itself, by failure or interruption; when it completes, they have
-    /// all completed already.
+    /// all ended already.
     public func flatMap<Inner>(
         _ strategy: FlattenStrategy,
         _ transform: @escaping @Sendable (Value) -> SignalProducer<Inner, Error>
@@ -211,8 +213,10 @@ final class FlattenStorage<Value: Sendable, Inner: Sendable, InnerError: Swift.E
         switch event {
         case let .value(value):
             output.send(.value(value), if: { state.withCriticalRegion { $0.isRunning(id) } })
-        case .completed:
-            switch state.withCriticalRegion({ $0.innerCompleted(id) }) {
+        case .completed, .interrupted:
+            // An interrupted inner ends like a completed one: nothing is sent for it (ReactiveSwift's
+            // FlattenSpec, "should drop interrupted from an inner producer").
+            switch state.withCriticalRegion({ $0.innerEnded(id) }) {
             case .none:
                 break
             case .startInners:
@@ -221,9 +225,7 @@ final class FlattenStorage<Value: Sendable, Inner: Sendable, InnerError: Swift.E
                 output.send(.completed)
             }
         case let .failed(error):
-            terminate(with: .failed(convertError(error))) { $0.innerTerminated(id) }
-        case .interrupted:
-            terminate(with: .interrupted) { $0.innerTerminated(id) }
+            terminate(with: .failed(convertError(error))) { $0.innerFailed(id) }
         }
     }
 

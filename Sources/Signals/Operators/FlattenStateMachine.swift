@@ -37,8 +37,8 @@ struct FlattenStateMachine<Producer: Sendable>: Sendable {
         case replace(previous: Disposable?, id: UInt64)
     }
 
-    /// What the storage must do after an inner completed.
-    enum InnerCompletedAction {
+    /// What the storage must do after an inner completed or was interrupted.
+    enum InnerEndedAction {
         /// Nothing: the event was stale, or the result goes on.
         case none
         /// The caller now holds the starter role: it must run the start loop.
@@ -147,8 +147,9 @@ struct FlattenStateMachine<Producer: Sendable>: Sendable {
         return true
     }
 
-    /// The inner `id` completed.
-    mutating func innerCompleted(_ id: UInt64) -> InnerCompletedAction {
+    /// The inner `id` completed or was interrupted: either way it has ended, and the result goes on
+    /// without it (an interrupted inner is not the result's interruption).
+    mutating func innerEnded(_ id: UInt64) -> InnerEndedAction {
         guard !isTerminated, running.removeValue(forKey: id) != nil else { return .none }
         if canStartNext, !waiting.isEmpty {
             return becomeStarterIfNeeded() ? .startInners : .none
@@ -156,18 +157,18 @@ struct FlattenStateMachine<Producer: Sendable>: Sendable {
         return completeIfFinished() ? .complete : .none
     }
 
-    /// The inner `id` failed or was interrupted.
+    /// The inner `id` failed.
     ///
-    /// - Returns: what must be disposed before the result is sent the inner's terminal event, or `nil`
-    ///   if the event is stale and must be ignored.
-    mutating func innerTerminated(_ id: UInt64) -> [Disposable]? {
+    /// - Returns: what must be disposed before the result is sent the inner's failure, or `nil` if the
+    ///   event is stale and must be ignored.
+    mutating func innerFailed(_ id: UInt64) -> [Disposable]? {
         guard !isTerminated, running[id] != nil else { return nil }
         return terminate()
     }
 
     // MARK: The result
 
-    /// Ends the result (an outer or inner failure or interruption, or disposal of the result).
+    /// Ends the result (an outer failure or interruption, an inner failure, or disposal of the result).
     ///
     /// - Returns: the outer stream's disposable, then every running inner's in the order they started,
     ///   to be disposed before the terminal event is sent, or `nil` if the result had already ended.

@@ -4,9 +4,11 @@ extension Signal {
     /// - Values are delivered serially, like any signal's: inputs that send from different threads at
     ///   once are queued, never delivered concurrently. Values of one input keep their order; values of
     ///   different inputs interleave in the order the merged signal accepted them.
-    /// - The result completes when **every** input has completed (at once if `signals` is empty).
-    /// - A failure or interruption of **any** input is forwarded at once and ends the result; the
-    ///   result then detaches from every input, whose later events are ignored.
+    /// - The result completes when **every** input has ended by completing or being interrupted (at
+    ///   once if `signals` is empty): an interrupted input counts as completed and interrupts nothing,
+    ///   as in ReactiveSwift, where `merge` is `flatten(.merge)`.
+    /// - A failure of **any** input is forwarded at once and ends the result; the result then detaches
+    ///   from every input, whose later events are ignored.
     public static func merge<Signals: Sequence>(_ signals: Signals) -> Signal where Signals.Element == Signal {
         let inputs = Array(signals)
         let remaining = Locked(inputs.count)
@@ -18,7 +20,8 @@ extension Signal {
             let observations = CompositeDisposable()
             for input in inputs {
                 observations += input.observe(Observer { event in
-                    guard event.isCompleted else {
+                    // An interrupted input ends like a completed one (ReactiveSwift: merge is flatten(.merge)).
+                    guard event.isCompletedOrInterrupted else {
                         output.send(event)
                         return
                     }
@@ -39,7 +42,7 @@ extension Signal {
     }
 
     /// A signal that forwards the values of this signal and of `other`, completing when both have
-    /// completed, failing or interrupted as soon as either does. See `merge(_:)`.
+    /// completed (or been interrupted), failing as soon as either fails. See `merge(_:)`.
     public func merge(with other: Signal) -> Signal {
         Signal.merge([self, other])
     }
@@ -50,11 +53,13 @@ extension SignalProducer {
     /// as they arrive.
     ///
     /// - Values are delivered serially (see `Signal.merge(_:)`).
-    /// - A run completes when **every** inner run has completed (at once if `producers` is empty).
-    /// - A failure or interruption of **any** inner run is forwarded at once and ends the run; the other
-    ///   inner runs are then disposed (interrupted). If that happens while the inner runs are being
-    ///   started, the remaining producers are not started.
-    /// - Disposing a run disposes every inner run.
+    /// - A run completes when **every** inner run has completed or been interrupted (at once if
+    ///   `producers` is empty): an interrupted inner run counts as completed and interrupts nothing, as
+    ///   in ReactiveSwift, where `merge` is `flatten(.merge)`.
+    /// - A failure of **any** inner run is forwarded at once and ends the run; the other inner runs are
+    ///   then disposed (interrupted). If that happens while the inner runs are being started, the
+    ///   remaining producers are not started.
+    /// - Disposing a run interrupts it and disposes every inner run.
     public static func merge<Producers: Sequence>(
         _ producers: Producers
     ) -> SignalProducer where Producers.Element == SignalProducer {
@@ -70,7 +75,9 @@ extension SignalProducer {
                 producer.startWithSignal { signal, interrupter in
                     lifetime += interrupter
                     signal.observe(Observer { event in
-                        guard event.isCompleted else {
+                        // An interrupted inner run ends like a completed one (ReactiveSwift: merge is
+                        // flatten(.merge)).
+                        guard event.isCompletedOrInterrupted else {
                             observer.send(event)
                             return
                         }

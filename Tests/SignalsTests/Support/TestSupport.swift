@@ -97,6 +97,17 @@ final class EventRecorder<Value: Sendable, Error: Swift.Error>: Sendable {
     }
 }
 
+/// A weak reference, to check that something was freed.
+final class WeakBox<Object: AnyObject>: @unchecked Sendable {
+    // Safe: Swift's weak references are loaded and stored atomically; tests write it from one thread
+    // before reading it from another only across a synchronisation point (a lock or a thread join).
+    weak var object: Object?
+
+    init(_ object: Object? = nil) {
+        self.object = object
+    }
+}
+
 /// Tracks how many callers are inside a region at once (or how deeply one thread is nested in it), and
 /// the highest that number ever reached.
 final class InFlightProbe: Sendable {
