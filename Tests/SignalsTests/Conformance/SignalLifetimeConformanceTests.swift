@@ -3,11 +3,11 @@ import Testing
 
 // The ownership rules of ReactiveSwift's SignalLifetimeSpec, and the lifetime cases of SignalProducerSpec
 // and SignalProducerLiftingSpec, written against our API (BRIEF §4, "Lifetimes end"). Each test names
-// the spec case it follows. They are disabled until the lifetime model of issue 8 is merged.
+// the spec case it follows.
 
 @Suite("Conformance: SignalLifetimeSpec")
 struct SignalLifetimeConformanceTests {
-    @Test("SignalLifetimeSpec: Signal.pipe should deallocate when neither it nor its input is referenced", .disabled("Needs the lifetime model of issue 8"))
+    @Test("SignalLifetimeSpec: Signal.pipe should deallocate when neither it nor its input is referenced")
     func pipeDeallocates() {
         let weakSignal = WeakBox<Signal<Int, Never>>()
         do {
@@ -18,7 +18,7 @@ struct SignalLifetimeConformanceTests {
         #expect(weakSignal.object == nil)
     }
 
-    @Test("SignalLifetimeSpec: an input observer that nobody retains should interrupt its signal", .disabled("Needs the lifetime model of issue 8"))
+    @Test("SignalLifetimeSpec: an input observer that nobody retains should interrupt its signal")
     func releasedInputInterrupts() {
         let recorder = EventRecorder<Int, Never>()
         let (signal, input) = Signal<Int, Never>.pipe()
@@ -32,8 +32,7 @@ struct SignalLifetimeConformanceTests {
         withExtendedLifetime(signal) {}
     }
 
-    @Test("SignalLifetimeSpec: Signal.init should dispose of the generator's disposable when the signal is unobserved and unreferenced",
-          .disabled("Needs the lifetime model of issue 8"))
+    @Test("SignalLifetimeSpec: Signal.init should dispose of the generator's disposable when the signal is unobserved and unreferenced")
     func unobservedSignalDisposesGenerator() {
         let disposable = AnyDisposable()
         let input = LockedTestValue<Observer<Int, Never>?>(nil)
@@ -47,29 +46,32 @@ struct SignalLifetimeConformanceTests {
         #expect(disposable.isDisposed)
     }
 
-    @Test("SignalLifetimeSpec: should be alive until completion if it has an observer, despite not being explicitly retained",
-          .disabled("Needs the lifetime model of issue 8"))
+    @Test("SignalLifetimeSpec: should be alive until completion if it has an observer, despite not being explicitly retained")
     func observedSignalLivesUntilCompletion() {
+        // As in ReactiveSwift 6 and later: the `Signal` handle itself is freed at once, while the
+        // signal goes on (it is not disposed) until it completes.
         let weakSignal = WeakBox<Signal<Int, Never>>()
         let input = LockedTestValue<Observer<Int, Never>?>(nil)
+        let disposed = LockedTestValue(false)
         let recorder = EventRecorder<Int, Never>()
         do {
             let signal = Signal<Int, Never> { observer in
                 input.withValue { $0 = observer }
-                return nil
+                return AnyDisposable { disposed.withValue { $0 = true } }
             }
             weakSignal.object = signal
             signal.observe(recorder.observer)
         }
-        #expect(weakSignal.object != nil)
-        input.value?.send(value: 1)
-        input.value?.sendCompleted()
         #expect(weakSignal.object == nil)
+        #expect(!disposed.value)
+        input.value?.send(value: 1)
+        #expect(!disposed.value)
+        input.value?.sendCompleted()
+        #expect(disposed.value)
         #expect(recorder.events == [.value(1), .completed])
     }
 
-    @Test("SignalLifetimeSpec: a derived signal that is unreachable and unobserved should detach from its upstream and be freed",
-          .disabled("Needs the lifetime model of issue 8"))
+    @Test("SignalLifetimeSpec: a derived signal that is unreachable and unobserved should detach from its upstream and be freed")
     func derivedSignalDetaches() {
         let (upstream, input) = Signal<Int, Never>.pipe()
         let weakMapped = WeakBox<Signal<Int, Never>>()
@@ -86,8 +88,7 @@ struct SignalLifetimeConformanceTests {
         input.send(value: 1)
     }
 
-    @Test("SignalProducerSpec: startWithSignal should dispose of what was added to the lifetime when the signal is neither kept nor observed",
-          .disabled("Needs the lifetime model of issue 8"))
+    @Test("SignalProducerSpec: startWithSignal should dispose of what was added to the lifetime when the signal is neither kept nor observed")
     func startWithSignalUnobserved() {
         let log = TestLog<String>()
         let kept = LockedTestValue<Observer<Int, Never>?>(nil)
@@ -99,8 +100,7 @@ struct SignalLifetimeConformanceTests {
         #expect(log.entries == ["ended"])
     }
 
-    @Test("SignalProducerLiftingSpec: disposing a run of a lifted producer should dispose every intermediate signal",
-          .disabled("Needs the lifetime model of issue 8"))
+    @Test("SignalProducerLiftingSpec: disposing a run of a lifted producer should dispose every intermediate signal")
     func liftedRunFreesIntermediates() {
         let first = WeakBox<Signal<Int, Never>>()
         let second = WeakBox<Signal<Int, Never>>()
@@ -121,8 +121,7 @@ struct SignalLifetimeConformanceTests {
         #expect(second.object == nil)
     }
 
-    @Test("SignalProducerLiftingSpec: disposing a run of delay should cancel its scheduled work, whether or not upstream ended",
-          .disabled("Needs the lifetime model of issue 8"), arguments: [false, true])
+    @Test("SignalProducerLiftingSpec: disposing a run of delay should cancel its scheduled work, whether or not upstream ended", arguments: [false, true])
     func delayDisposalCancels(upstreamEnded: Bool) {
         let scheduler = TestScheduler()
         let recorder = EventRecorder<Int, Never>()
@@ -137,8 +136,7 @@ struct SignalLifetimeConformanceTests {
         #expect(recorder.events == [.interrupted])
     }
 
-    @Test("SignalProducerLiftingSpec: disposing a run of observe(on:) should cancel its scheduled work, whether or not upstream ended",
-          .disabled("Needs the lifetime model of issue 8"), arguments: [false, true])
+    @Test("SignalProducerLiftingSpec: disposing a run of observe(on:) should cancel its scheduled work, whether or not upstream ended", arguments: [false, true])
     func observeOnDisposalCancels(upstreamEnded: Bool) {
         let scheduler = TestScheduler()
         let recorder = EventRecorder<Int, Never>()
