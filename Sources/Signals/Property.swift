@@ -83,8 +83,8 @@ public final class Property<Value: Sendable>: Sendable {
         case stored(PropertyStorage<Value>)
         /// A property composed from others (`map`, `combineLatest`, `skipRepeats`): `read` computes the
         /// value from the sources' values at each read; `producer` sends the current value, then each
-        /// change.
-        case derived(read: @Sendable () -> Value, producer: SignalProducer<Value, Never>)
+        /// change; `changes` is the one signal of later changes that every observer of `signal` shares.
+        case derived(read: @Sendable () -> Value, producer: SignalProducer<Value, Never>, changes: Signal<Value, Never>)
     }
 
     private let source: Source
@@ -95,10 +95,15 @@ public final class Property<Value: Sendable>: Sendable {
     }
 
     /// A property whose value is `read()` at each read, and whose changes `producer` sends after the
-    /// current value, for properties composed from others. `read` must be package code that only
-    /// reads other properties and applies a pure transform; it is never called with a lock held.
+    /// current value, for properties composed from others. `read` must only read other properties and
+    /// apply a pure transform; it is never called with a lock held.
+    ///
+    /// One run of `producer` starts now and feeds `signal`, so that every observer of `signal` sees the
+    /// same changes in the same order; it lasts until `producer` terminates (when the sources stop
+    /// changing).
     init(read: @escaping @Sendable () -> Value, producer: SignalProducer<Value, Never>) {
-        source = .derived(read: read, producer: producer)
+        let changes = producer.skip(first: 1)
+        source = .derived(read: read, producer: producer, changes: Signal.relaying { output in changes.start(output) })
     }
 
     /// A property that takes its first value and each change from `producer`, which must send a value
@@ -155,21 +160,15 @@ public final class Property<Value: Sendable>: Sendable {
     public var value: Value {
         switch source {
         case let .stored(storage): return storage.value
-        case let .derived(read, _): return read()
+        case let .derived(read, _, _): return read()
         }
     }
 
     /// Sends each change made after observation starts. See the type's documentation.
-    ///
-    /// For a property composed with `map`, `combineLatest(with:)` or `skipRepeats`, each access makes a
-    /// new signal, which sends the changes made after that access.
     public var signal: Signal<Value, Never> {
         switch source {
-        case let .stored(storage):
-            return storage.signal
-        case let .derived(_, producer):
-            let changes = producer.skip(first: 1)
-            return Signal.relaying { output in changes.start(output) }
+        case let .stored(storage): return storage.signal
+        case let .derived(_, _, changes): return changes
         }
     }
 
@@ -177,7 +176,7 @@ public final class Property<Value: Sendable>: Sendable {
     public var producer: SignalProducer<Value, Never> {
         switch source {
         case let .stored(storage): return storage.producer
-        case let .derived(_, producer): return producer
+        case let .derived(_, producer, _): return producer
         }
     }
 }
