@@ -255,11 +255,12 @@ struct CombineLatestZipTests {
     @Test("zip fails at once and drops what waits; producer zip interrupts the other inner run")
     func zipFailure() {
         let (a, aInput) = Signal<Int, TestError>.pipe()
-        let (b, _) = Signal<Int, TestError>.pipe()
+        let (b, bInput) = Signal<Int, TestError>.pipe()
         let recorder = EventRecorder<[Int], TestError>()
         Signal.zip(a, b).map { [$0, $1] }.observe(recorder.observer)
         aInput.send(value: 1)
         aInput.send(error: .boom)
+        bInput.send(value: 2)
         #expect(recorder.events == [.failed(.boom)])
 
         let first = OperatorTestControlledProducer<Int>()
