@@ -163,8 +163,8 @@ struct CombineLatestZipTests {
 
     @Test("Two threads sending into the two sources: every observer sees one consistent, complete sequence")
     func combineLatestThreads() {
-        let perThread = 20_000
-        for _ in 0..<5 {
+        let perThread = 10_000
+        for _ in 0..<4 {
             let (a, aInput) = Signal<Int, Never>.pipe()
             let (b, bInput) = Signal<Int, Never>.pipe()
             let combined = Signal.combineLatest(a, b)
@@ -325,8 +325,8 @@ struct CombineLatestZipTests {
 
     @Test("Two threads sending into the two sources of zip: every observer sees every pair, in order")
     func zipThreads() {
-        let perThread = 20_000
-        for _ in 0..<5 {
+        let perThread = 10_000
+        for _ in 0..<4 {
             let (a, aInput) = Signal<Int, Never>.pipe()
             let (b, bInput) = Signal<Int, Never>.pipe()
             let zipped = Signal.zip(a, b)
