@@ -135,7 +135,8 @@ struct PropertyOperatorTests {
         let mapped = source.map { $0 * 2 }
         let probe = InFlightProbe()
         let seen = TestLog<String>()
-        mapped.signal.observeValues { value in
+        // Unowned: the observer must not keep the properties alive, or the source would never complete.
+        mapped.signal.observeValues { [unowned source, unowned mapped] value in
             probe.run {
                 seen.append("\(value) reads \(mapped.value)")
                 if value < 6 { source.value = value / 2 + 1 }
