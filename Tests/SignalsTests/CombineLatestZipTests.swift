@@ -319,7 +319,9 @@ struct CombineLatestZipTests {
         zipped.map { [$0, $1] }.observe(recorder.observer)
         aInput.send(value: 1)
         bInput.send(value: 1)
-        #expect(recorder.values == [[1, 1], [2, 2], [3, 3]])
+        // Completing ends the result, which releases the observer that holds both inputs.
+        aInput.sendCompleted()
+        #expect(recorder.events == [.value([1, 1]), .value([2, 2]), .value([3, 3]), .completed])
         #expect(probe.maximum == 1)
     }
 
