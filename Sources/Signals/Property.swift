@@ -77,11 +77,57 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
 /// - The change signal completes when the property's source goes away (its `MutableProperty` or its
 ///   automaton is released).
 public final class Property<Value: Sendable>: Sendable {
-    private let storage: PropertyStorage<Value>
+    /// Where a property's value and changes come from.
+    private enum Source: Sendable {
+        /// A stored value and its change signal.
+        case stored(PropertyStorage<Value>)
+        /// A property composed from others (`map`, `combineLatest`, `skipRepeats`): `read` computes the
+        /// value from the sources' values at each read; `producer` sends the current value, then each
+        /// change; `changes` is the one signal of later changes that every observer of `signal` shares.
+        case derived(read: @Sendable () -> Value, producer: SignalProducer<Value, Never>, changes: Signal<Value, Never>)
+    }
+
+    private let source: Source
 
     @usableFromInline
     package init(storage: PropertyStorage<Value>) {
-        self.storage = storage
+        source = .stored(storage)
+    }
+
+    /// A property whose value is `read()` at each read, and whose changes `producer` sends after the
+    /// current value, for properties composed from others. `read` must only read other properties and
+    /// apply a pure transform; it is never called with a lock held.
+    ///
+    /// One run of `producer` starts now and feeds `signal`, so that every observer of `signal` sees the
+    /// same changes in the same order; it lasts until `producer` terminates (when the sources stop
+    /// changing).
+    init(read: @escaping @Sendable () -> Value, producer: SignalProducer<Value, Never>) {
+        let changes = producer.skip(first: 1)
+        source = .derived(read: read, producer: producer, changes: Signal.relaying { output in changes.start(output) })
+    }
+
+    /// A property that takes its first value and each change from `producer`, which must send a value
+    /// synchronously when started (the producer of a property does), and completes when `producer`
+    /// terminates. The run of `producer` lasts until it terminates.
+    convenience init(firstValueAndChanges producer: SignalProducer<Value, Never>) {
+        let made = Locked<PropertyStorage<Value>?>(nil)
+        producer.start { event in
+            switch event {
+            case let .value(value):
+                let existing = made.withCriticalRegion { made -> PropertyStorage<Value>? in
+                    if let made { return made }
+                    made = PropertyStorage(value)
+                    return nil
+                }
+                existing?.set(value)
+            case .completed, .interrupted:
+                made.withCriticalRegion { $0 }?.complete()
+            }
+        }
+        guard let storage = made.withCriticalRegion({ $0 }) else {
+            preconditionFailure("Internal inconsistency: a property producer sent no value when started")
+        }
+        self.init(storage: storage)
     }
 
     /// A read-only view of `property`. It does not keep `property` alive; once `property` is released
@@ -111,13 +157,28 @@ public final class Property<Value: Sendable>: Sendable {
     }
 
     /// The current value. Thread safe.
-    public var value: Value { storage.value }
+    public var value: Value {
+        switch source {
+        case let .stored(storage): return storage.value
+        case let .derived(read, _, _): return read()
+        }
+    }
 
     /// Sends each change made after observation starts. See the type's documentation.
-    public var signal: Signal<Value, Never> { storage.signal }
+    public var signal: Signal<Value, Never> {
+        switch source {
+        case let .stored(storage): return storage.signal
+        case let .derived(_, _, changes): return changes
+        }
+    }
 
     /// Sends the current value, then each change. See the type's documentation.
-    public var producer: SignalProducer<Value, Never> { storage.producer }
+    public var producer: SignalProducer<Value, Never> {
+        switch source {
+        case let .stored(storage): return storage.producer
+        case let .derived(_, producer, _): return producer
+        }
+    }
 }
 
 /// A value that can be read and changed from any thread, and watched.
