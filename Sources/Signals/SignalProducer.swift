@@ -91,11 +91,11 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     /// Starts a run, creating its `Signal`, and passes the signal and the run's interrupting disposable
     /// to `setup` before the start handler runs, so that observers attached in `setup` see every event.
     ///
-    /// The run's signal follows `Signal`'s lifetime rules: if, when `setup` returns, nobody keeps the
-    /// signal and nothing observes it, the run ends at once (its `Lifetime` ends and the start handler
-    /// does not run), as in ReactiveSwift; likewise, the run ends when the last observer of a signal
-    /// nobody keeps is disposed, or when the start handler releases its observer without a terminal
-    /// event.
+    /// The run's signal follows `Signal`'s lifetime rules, as in ReactiveSwift: the signal is kept until
+    /// the start handler returns; then, if nobody else keeps it and nothing observes it, the run ends at
+    /// once (interrupted, and its `Lifetime` ends, disposing what the start handler added to it).
+    /// Likewise, the run ends when the last observer of a signal nobody keeps is disposed, or when the
+    /// start handler releases its observer without a terminal event.
     ///
     /// - Returns: what `setup` returns.
     @discardableResult
@@ -107,11 +107,13 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
         core.setOnTermination(token)
         let input = core.makeInput()
         let interrupter = AnyDisposable { core.send(.interrupted) }
-        // The handle is a temporary, released as soon as `setup` returns, unless `setup` kept it.
-        let result = try setup(Signal(core: core), interrupter)
+        // The handle is released once the start handler has returned, unless `setup` kept it.
+        let signal = Signal(core: core)
+        let result = try setup(signal, interrupter)
         if !lifetime.hasEnded {
             startHandler(input, lifetime)
         }
+        withExtendedLifetime(signal) {}
         return result
     }
 

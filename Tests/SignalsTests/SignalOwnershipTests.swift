@@ -166,22 +166,29 @@ struct SignalOwnershipTests {
         #expect(disposed.entries == ["disposed"])
     }
 
-    @Test("startWithSignal ends the run before its start handler when the signal is neither kept nor observed")
+    @Test("startWithSignal ends the run once its start handler returns when the signal is neither kept nor observed")
     func startWithSignalUnobservedEndsTheRun() {
-        let log = TestLog<String>()
-        let producer = SignalProducer<Int, Never> { _, lifetime in
-            log.append("started")
-            lifetime.observeEnded { log.append("ended") }
+        let kept = LockedTestValue<Observer<Int, Never>?>(nil)
+        func producer(_ log: TestLog<String>) -> SignalProducer<Int, Never> {
+            SignalProducer { observer, lifetime in
+                kept.withValue { $0 = observer }  // keeps its observer: only nobody listening ends the run
+                log.append("started")
+                lifetime.observeEnded { log.append("ended") }
+            }
         }
-        let lifetimeEnded = LockedTestValue(false)
-        producer.startWithSignal { _, _ in }
-        #expect(log.entries == [])
-        // Kept or observed: it runs.
-        producer.startWithSignal { signal, _ in
-            signal.observeInterrupted { lifetimeEnded.withValue { $0 = true } }
+        let unheard = TestLog<String>()
+        producer(unheard).startWithSignal { _, _ in }
+        #expect(unheard.entries == ["started", "ended"])
+
+        let observed = TestLog<String>()
+        let interrupted = LockedTestValue(false)
+        producer(observed).startWithSignal { signal, _ in
+            signal.observeInterrupted { interrupted.withValue { $0 = true } }
         }
-        #expect(log.entries == ["started", "ended"])
-        #expect(lifetimeEnded.value)
+        #expect(observed.entries == ["started"])
+        kept.withValue { $0 = nil }
+        #expect(observed.entries == ["started", "ended"])
+        #expect(interrupted.value)
     }
 
     @Test("disposing a run of a lifted producer disposes the intermediate signal even if it ignores the upstream")

@@ -185,14 +185,16 @@ struct FlattenConformanceTests {
 
     @Test("FlattenSpec: disposing a merge or concat run still interrupts it")
     func disposalInterrupts() {
-        let (first, _) = FlattenFixture.inner()
-        let (second, _) = FlattenFixture.inner()
+        // The inputs are kept: a released input would interrupt its inner, which ends it like a completion.
+        let (first, firstInput) = FlattenFixture.inner()
+        let (second, secondInput) = FlattenFixture.inner()
         let merged = EventRecorder<Int, TestError>()
         let concatenated = EventRecorder<Int, TestError>()
         SignalProducer.merge(first, second).start(merged.observer).dispose()
         first.concat(second).start(concatenated.observer).dispose()
         #expect(merged.events == [.interrupted])
         #expect(concatenated.events == [.interrupted])
+        withExtendedLifetime((firstInput, secondInput)) {}
     }
 
     // MARK: Each strategy's basics

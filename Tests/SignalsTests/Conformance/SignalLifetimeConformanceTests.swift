@@ -102,19 +102,23 @@ struct SignalLifetimeConformanceTests {
 
     @Test("SignalProducerLiftingSpec: disposing a run of a lifted producer should dispose every intermediate signal")
     func liftedRunFreesIntermediates() {
-        let first = WeakBox<Signal<Int, Never>>()
-        let second = WeakBox<Signal<Int, Never>>()
+        // The intermediate signals' handles are not kept by the run (as in ReactiveSwift 6+), so what
+        // proves they were disposed is that their operators' closures, and what those captured, are freed.
+        final class Captured: Sendable {}
+        let first = WeakBox<Captured>()
+        let second = WeakBox<Captured>()
         let kept = LockedTestValue<Observer<Int, Never>?>(nil)
-        let producer = SignalProducer<Int, Never> { observer, _ in kept.withValue { $0 = observer } }
-            .lift { signal in
-                first.object = signal
-                return signal.map { $0 + 1 }
-            }
-            .lift { signal in
-                second.object = signal
-                return signal.filter { $0 > 0 }
-            }
-        let disposable = producer.start()
+        let disposable: Disposable
+        do {
+            let firstCaptured = Captured()
+            let secondCaptured = Captured()
+            first.object = firstCaptured
+            second.object = secondCaptured
+            let producer = SignalProducer<Int, Never> { observer, _ in kept.withValue { $0 = observer } }
+                .lift { signal in signal.map { value in withExtendedLifetime(firstCaptured) { value + 1 } } }
+                .lift { signal in signal.filter { value in withExtendedLifetime(secondCaptured) { value > 0 } } }
+            disposable = producer.start()
+        }
         #expect(first.object != nil && second.object != nil)
         disposable.dispose()
         #expect(first.object == nil)
