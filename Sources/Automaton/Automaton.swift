@@ -44,6 +44,22 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// interrupted when the input signal is interrupted.
     public let replies: Signal<Reply<State, Input>, Never>
 
+    /// What happens to effects: each one's start (with the input that started it), its end, and its
+    /// cancellation (with the input, key policy, release or interruption that caused it).
+    ///
+    /// Order: the events an input causes are sent by the thread processing it, in processing order
+    /// with the replies: the effects it cancels before its state and reply, the effect it starts after
+    /// them. An effect's end is sent from the thread on which it ended; so is the start of a `.queue`d
+    /// effect whose turn came. Ends when `replies` ends (interrupted or completed alike), after the
+    /// last effect's event.
+    public let effectEvents: Signal<EffectEvent<Input>, Never>
+
+    /// The number of effects running now: started, and neither ended nor cancelled. Effects waiting
+    /// for their key (`.queue`) do not count. Thread safe; a snapshot.
+    public var runningEffectCount: Int {
+        engine.runningEffectCount
+    }
+
     /// How long the automaton lives: it ends when the automaton is released, last, after `replies` and
     /// `state` have completed and its effects were disposed. Bindings to the automaton
     /// (`automaton <~ source`) end with it.
@@ -101,6 +117,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
         (self.lifetime, self.lifetimeToken) = Lifetime.make()
         self.state = Property(storage: engine.stateStorage)
         self.replies = engine.replies
+        self.effectEvents = engine.effectEvents
         // Weak, like the effects: the input signal must not keep the engine alive.
         self.inputObservation = input?.observe { [weak engine] event in
             guard let engine else { return }
@@ -116,7 +133,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     static func transition(from mapping: @escaping EffectMapping) -> AutomatonEngine<State, Input>.Transition {
         { state, input in
             guard let (toState, effect) = mapping(state, input) else { return nil }
-            return (toState, effect.isEmpty ? nil : effect)
+            return (toState, effect.isEmpty && effect.directive == nil ? nil : effect)
         }
     }
 

@@ -35,6 +35,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline let stateStorage: PropertyStorage<State>
     @usableFromInline let replies: Signal<Reply<State, Input>, Never>
     @usableFromInline let repliesInput: Observer<Reply<State, Input>, Never>
+    /// What happens to effects: sent in processing order with the replies; ends with them.
+    @usableFromInline let effectEvents: Signal<EffectEvent<Input>, Never>
+    @usableFromInline let effectEventsInput: Observer<EffectEvent<Input>, Never>
     /// The current state. Owned by the processing role.
     @usableFromInline @exclusivity(unchecked) var state: State
     /// Under `.latest`, false only if no effect of an outside input is tracked, so that an outside
@@ -55,6 +58,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         machine = Locked(EngineStateMachine(isLatest: strategy == .latest, gate: gate))
         stateStorage = PropertyStorage(state)
         (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipe()
+        (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipe()
     }
 
     // MARK: Inputs
@@ -84,10 +88,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             case let .process(pending):
                 process(pending)
             case let .idle(completeReplies):
-                if completeReplies { repliesInput.sendCompleted() }
+                if completeReplies { complete() }
                 return
-            case let .terminate(termination, tokens):
-                perform(termination, disposing: tokens)
+            case let .terminate(termination, effects):
+                perform(termination, cancelling: effects)
                 return
             }
         }
@@ -111,22 +115,45 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             repliesInput.send(value: .success(pending.input, from, toState))
             return
         }
-        let prepared = effect.map { _ in Lifetime.make() }
-        let action = machine.withCriticalRegion {
-            $0.commitSuccess(pending, effectToken: prepared?.token, mayHaveRootLatest: &mayHaveRootLatest)
+        var prepared: PreparedEffect<Input>?
+        var cancelKey: EffectKey?
+        if let effect {
+            switch effect.directive.map({ $0 as? EffectDirective }) {
+            case nil, .some(nil):
+                prepared = PreparedEffect(effect: effect, keyed: nil)
+            case let .keyed(key, policy)?:
+                prepared = PreparedEffect(effect: effect, keyed: (key, policy))
+            case let .cancel(key)?:
+                cancelKey = key
+            }
         }
-        guard case let .success(cancelled, effectID) = action else {
+        let action = machine.withCriticalRegion {
+            $0.commitSuccess(pending, prepared: prepared, cancelKey: cancelKey, mayHaveRootLatest: &mayHaveRootLatest)
+        }
+        guard case let .success(cancelled, decision) = action else {
             prepared?.token.dispose()
             return
         }
-        for token in cancelled {
-            token.dispose()
+        for effect in cancelled {
+            effect.token.dispose()
+            let cause: EffectCancellation<Input> =
+                effect.byCancelRow ? .cancelled(by: pending.input) : .replaced(by: pending.input)
+            effectEventsInput.send(value: EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause)))
         }
         state = toState
         stateStorage.set(toState)
         repliesInput.send(value: .success(pending.input, from, toState))
-        if let effect, let effectID, let prepared {
-            start(effect, as: effectID, lifetime: prepared.lifetime)
+        switch decision {
+        case .none, .wait:
+            break
+        case let .start(id, prepared):
+            effectEventsInput.send(value: EffectEvent(id: id, key: prepared.keyed?.key, kind: .started(by: pending.input)))
+            start(prepared.effect, as: id, lifetime: prepared.lifetime)
+        case let .drop(id, prepared):
+            prepared.token.dispose()
+            effectEventsInput.send(
+                value: EffectEvent(id: id, key: prepared.keyed?.key, kind: .cancelled(.dropped(by: pending.input)))
+            )
         }
     }
 
@@ -152,9 +179,33 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     @usableFromInline
     func effectEnded(_ id: EffectID) {
-        let (token, completeReplies) = machine.withCriticalRegion { $0.effectEnded(id) }
-        token?.dispose()
-        if completeReplies { repliesInput.sendCompleted() }
+        let (token, key, next, completeReplies) = machine.withCriticalRegion { $0.effectEnded(id) }
+        guard let token else { return }
+        token.dispose()
+        effectEventsInput.send(value: EffectEvent(id: id, key: key, kind: .ended))
+        if let next {
+            // A `.queue` effect whose turn has come starts here, on the thread where its predecessor
+            // ended.
+            effectEventsInput.send(
+                value: EffectEvent(id: next.id, key: next.prepared.keyed?.key, kind: .started(by: next.input))
+            )
+            start(next.prepared.effect, as: next.id, lifetime: next.prepared.lifetime)
+        }
+        if completeReplies { complete() }
+    }
+
+    /// Every input has been processed and every effect has ended after the input completed.
+    @usableFromInline
+    func complete() {
+        repliesInput.sendCompleted()
+        effectEventsInput.sendCompleted()
+    }
+
+    /// The number of effects running now (started, not ended, not cancelled); effects waiting for
+    /// their key do not count.
+    @usableFromInline
+    var runningEffectCount: Int {
+        machine.withCriticalRegion { $0.runningEffects - $0.waitingEffects }
     }
 
     // MARK: Termination
@@ -163,7 +214,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline
     func inputCompleted() {
         if machine.withCriticalRegion({ $0.inputCompleted() }) {
-            repliesInput.sendCompleted()
+            complete()
         }
     }
 
@@ -183,23 +234,33 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// after the input it is processing (see `EngineStateMachine.terminate(_:)`).
     @usableFromInline
     func terminate(_ termination: Termination) {
-        guard let tokens = machine.withCriticalRegion({ $0.terminate(termination) }) else { return }
-        perform(termination, disposing: tokens)
+        guard let effects = machine.withCriticalRegion({ $0.terminate(termination) }) else { return }
+        perform(termination, cancelling: effects)
         machine.withCriticalRegion { $0.giveUpRoleAfterTermination() }
     }
 
     /// Ends the signals and disposes the effects, in the order `termination` prescribes. Run by the
     /// holder of the processing role.
     @usableFromInline
-    func perform(_ termination: Termination, disposing tokens: [Lifetime.Token]) {
+    func perform(_ termination: Termination, cancelling effects: [CancelledEffect]) {
         switch termination {
         case .interrupted:
-            for token in tokens { token.dispose() }
+            cancel(effects, .interrupted)
             repliesInput.sendInterrupted()
+            effectEventsInput.sendInterrupted()
         case .released:
             repliesInput.sendCompleted()
-            for token in tokens { token.dispose() }
+            cancel(effects, .released)
+            effectEventsInput.sendCompleted()
             stateStorage.complete()
+        }
+    }
+
+    @usableFromInline
+    func cancel(_ effects: [CancelledEffect], _ cause: EffectCancellation<Input>) {
+        for effect in effects {
+            effect.token.dispose()
+            effectEventsInput.send(value: EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause)))
         }
     }
 }

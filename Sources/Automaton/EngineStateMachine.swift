@@ -60,12 +60,99 @@ struct EffectNode: Sendable {
     @usableFromInline var pendingInputs = 0
     /// Whether the effect has completed by itself.
     @usableFromInline var hasEnded = false
+    /// The key of a keyed effect; `nil` for an effect of the tree.
+    @usableFromInline let key: EffectKey?
+    /// Whether the effect waits for its key's running effects to end (`.queue`), not started yet.
+    @usableFromInline var isWaiting = false
 
     @inlinable
-    init(parent: EffectID?, token: Lifetime.Token) {
+    init(parent: EffectID?, token: Lifetime.Token, key: EffectKey? = nil) {
         self.parent = parent
         self.token = token
+        self.key = key
     }
+}
+
+/// An effect the mapping returned, prepared before the lock is taken.
+@usableFromInline
+struct PreparedEffect<Input: Sendable>: Sendable {
+    @usableFromInline let effect: SignalProducer<Input, Never>
+    @usableFromInline let lifetime: Lifetime
+    @usableFromInline let token: Lifetime.Token
+    /// Its key and policy, if it is keyed.
+    @usableFromInline let keyed: (key: EffectKey, policy: EffectPolicy)?
+
+    @inlinable
+    init(effect: SignalProducer<Input, Never>, keyed: (key: EffectKey, policy: EffectPolicy)?) {
+        self.effect = effect
+        (lifetime, token) = Lifetime.make()
+        self.keyed = keyed
+    }
+}
+
+/// A keyed effect waiting (`.queue`) for its key's running effects to end.
+@usableFromInline
+struct WaitingEffect<Input: Sendable>: Sendable {
+    @usableFromInline let id: EffectID
+    @usableFromInline let prepared: PreparedEffect<Input>
+    /// The input that succeeded and will have started it.
+    @usableFromInline let input: Input
+
+    @inlinable
+    init(id: EffectID, prepared: PreparedEffect<Input>, input: Input) {
+        self.id = id
+        self.prepared = prepared
+        self.input = input
+    }
+}
+
+/// The effects of one key.
+@usableFromInline
+struct KeyGroup<Input: Sendable>: Sendable {
+    /// Started and not ended, in start order.
+    @usableFromInline var running: [EffectID] = []
+    /// Waiting (`.queue`) for `running` to empty, FIFO.
+    @usableFromInline var waiting = FIFOQueue<WaitingEffect<Input>>()
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    var isEmpty: Bool { running.isEmpty && waiting.isEmpty }
+}
+
+/// An effect cancelled by the engine: its token to dispose, and what to report.
+@usableFromInline
+struct CancelledEffect: Sendable {
+    @usableFromInline let id: EffectID
+    @usableFromInline let key: EffectKey?
+    @usableFromInline let token: Lifetime.Token
+    /// Cancelled by a `.cancel(key)` row, rather than replaced.
+    @usableFromInline let byCancelRow: Bool
+    /// What must not be released under the engine's lock (a waiting effect's producer).
+    @usableFromInline let leftover: (any Sendable)?
+
+    @inlinable
+    init(id: EffectID, key: EffectKey?, token: Lifetime.Token, byCancelRow: Bool, leftover: (any Sendable)? = nil) {
+        self.id = id
+        self.key = key
+        self.token = token
+        self.byCancelRow = byCancelRow
+        self.leftover = leftover
+    }
+}
+
+/// What becomes of the effect a successful input returned.
+@usableFromInline
+enum EffectDecision<Input: Sendable>: Sendable {
+    /// No effect (or a `.cancel(key)` row).
+    case none
+    /// Start it now, as `id`.
+    case start(EffectID, PreparedEffect<Input>)
+    /// Its key's `.first` policy drops it: never started; `id` is reported.
+    case drop(EffectID, PreparedEffect<Input>)
+    /// Its key's `.queue` policy makes it wait.
+    case wait
 }
 
 /// The automaton's shared bookkeeping: the input queue, who is processing, and the effect tree.
@@ -103,8 +190,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         /// The queue is empty; processing stops. `completeReplies` if the automaton has finished.
         case idle(completeReplies: Bool)
         /// The automaton was terminated while this thread processed: processing stops, and this thread
-        /// performs the termination (dispose `tokens` and end the signals, in `termination`'s order).
-        case terminate(Termination, tokens: [Lifetime.Token])
+        /// performs the termination (dispose `effects` and end the signals, in `termination`'s order).
+        case terminate(Termination, effects: [CancelledEffect])
     }
 
     /// The outcome of a successful transition, to be performed outside the lock in this order.
@@ -112,9 +199,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     enum CommitAction {
         /// Terminated while the mapping ran: emit nothing.
         case aborted
-        /// First end `cancelled` lifetimes, then emit state and reply, then start `effect` (if any) with
-        /// its node's lifetime.
-        case success(cancelled: [Lifetime.Token], effect: EffectID?)
+        /// First end `cancelled` lifetimes, then emit state and reply, then act on `decision`.
+        case success(cancelled: [CancelledEffect], decision: EffectDecision<Input>)
     }
 
     @usableFromInline let isLatest: Bool
@@ -128,10 +214,14 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var rootLatest: EffectID?
     /// A termination requested while another thread held the processing role: that thread performs it
     /// when it finishes the input in hand, so the input's reply comes before the end of `replies`.
-    @usableFromInline var pendingTermination: (Termination, [Lifetime.Token])?
+    @usableFromInline var pendingTermination: (Termination, [CancelledEffect])?
     @usableFromInline var nextEffectID: EffectID = 0
-    /// Effects that have neither ended nor been cancelled.
+    /// Effects that have neither ended nor been cancelled, those waiting for their key included.
     @usableFromInline var runningEffects = 0
+    /// Keyed effects waiting (`.queue`) for their key.
+    @usableFromInline var waitingEffects = 0
+    /// The keyed effects, by key.
+    @usableFromInline var groups: [EffectKey: KeyGroup<Input>] = [:]
 
     @inlinable
     init(isLatest: Bool, gate: Lock) {
@@ -165,10 +255,10 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     @inlinable
     mutating func next() -> NextAction {
-        if let (termination, tokens) = pendingTermination {
+        if let (termination, effects) = pendingTermination {
             pendingTermination = nil
             gate.storeWord(ProcessingGate.blocked)
-            return .terminate(termination, tokens: tokens)
+            return .terminate(termination, effects: effects)
         }
         while let pending = queue.removeFirst() {
             if let origin = pending.origin, nodes[origin] == nil {
@@ -181,53 +271,117 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         return .idle(completeReplies: phase == .inputCompleted && runningEffects == 0)
     }
 
-    /// Records a successful transition for `pending`. `effectToken` is the lifetime token prepared for
-    /// the effect, present exactly when the mapping returned an effect to start. `mayHaveRootLatest` is
-    /// the processing thread's lock-free hint that the root has a tracked latest child (under
-    /// `.latest`), updated here: exact now; later it may stay true after that child is forgotten,
-    /// never the other way round.
+    /// Records a successful transition for `pending`. `prepared` is the effect the mapping returned, if
+    /// it is one to run (not `.empty`, not a `.cancel(key)` row); `cancelKey` is the key a `.cancel`
+    /// row cancels. `mayHaveRootLatest` is the processing thread's lock-free hint that the root has a
+    /// tracked latest child (under `.latest`), updated here: exact now; later it may stay true after
+    /// that child is forgotten, never the other way round.
     @inlinable
     mutating func commitSuccess(
         _ pending: PendingInput<Input>,
-        effectToken: Lifetime.Token?,
+        prepared: PreparedEffect<Input>?,
+        cancelKey: EffectKey?,
         mayHaveRootLatest: inout Bool
     ) -> CommitAction {
         defer { if let origin = pending.origin { inputProcessed(from: origin) } }
         guard phase != .terminated else { return .aborted }
 
-        var cancelled: [Lifetime.Token] = []
+        var cancelled: [CancelledEffect] = []
         if isLatest {
             let previous = pending.origin.map { nodes[$0]?.latestChild } ?? rootLatest
             if let previous {
-                cancelChain(from: previous, into: &cancelled)
+                cancelChain(from: previous, into: &cancelled, byCancelRow: false)
             }
         }
+        if let cancelKey {
+            cancelGroup(cancelKey, into: &cancelled, byCancelRow: true)
+        }
 
-        var effect: EffectID?
-        if let effectToken {
+        var decision = EffectDecision<Input>.none
+        // The effect that becomes the level's latest child: only an effect of the tree.
+        var treeChild: EffectID?
+        if let prepared {
             let id = nextEffectID
             nextEffectID &+= 1
-            nodes[id] = EffectNode(parent: isLatest ? pending.origin : nil, token: effectToken)
-            runningEffects += 1
-            effect = id
+            if let (key, policy) = prepared.keyed {
+                switch policy.kind {
+                case .latest:
+                    cancelGroup(key, into: &cancelled, byCancelRow: false)
+                    decision = startKeyed(id, prepared, key: key)
+                case .first:
+                    if let group = groups[key], !group.isEmpty {
+                        decision = .drop(id, prepared)
+                    } else {
+                        decision = startKeyed(id, prepared, key: key)
+                    }
+                case .queue:
+                    if let group = groups[key], !group.isEmpty {
+                        var node = EffectNode(parent: nil, token: prepared.token, key: key)
+                        node.isWaiting = true
+                        nodes[id] = node
+                        runningEffects += 1
+                        waitingEffects += 1
+                        groups[key, default: KeyGroup()].waiting.append(
+                            WaitingEffect(id: id, prepared: prepared, input: pending.input)
+                        )
+                        decision = .wait
+                    } else {
+                        decision = startKeyed(id, prepared, key: key)
+                    }
+                case .merge:
+                    decision = startKeyed(id, prepared, key: key)
+                }
+            } else {
+                nodes[id] = EffectNode(parent: isLatest ? pending.origin : nil, token: prepared.token)
+                runningEffects += 1
+                treeChild = id
+                decision = .start(id, prepared)
+            }
         }
         if isLatest {
             if let origin = pending.origin {
-                nodes[origin]?.latestChild = effect
+                nodes[origin]?.latestChild = treeChild
             } else {
-                rootLatest = effect
+                rootLatest = treeChild
             }
         }
         mayHaveRootLatest = rootLatest != nil
-        return .success(cancelled: cancelled, effect: effect)
+        return .success(cancelled: cancelled, decision: decision)
     }
 
-    /// Removes `first` and every effect it started, transitively, collecting their tokens.
+    /// Registers the keyed effect `id` as running in its group.
     @inlinable
-    mutating func cancelChain(from first: EffectID, into tokens: inout [Lifetime.Token]) {
+    mutating func startKeyed(_ id: EffectID, _ prepared: PreparedEffect<Input>, key: EffectKey) -> EffectDecision<Input> {
+        nodes[id] = EffectNode(parent: nil, token: prepared.token, key: key)
+        runningEffects += 1
+        groups[key, default: KeyGroup()].running.append(id)
+        return .start(id, prepared)
+    }
+
+    /// Cancels every running and waiting effect of `key` (and what they started), collecting them.
+    @inlinable
+    mutating func cancelGroup(_ key: EffectKey, into cancelled: inout [CancelledEffect], byCancelRow: Bool) {
+        guard var group = groups.removeValue(forKey: key) else { return }
+        for id in group.running {
+            cancelChain(from: id, into: &cancelled, byCancelRow: byCancelRow)
+        }
+        while let waiting = group.waiting.removeFirst() {
+            if nodes.removeValue(forKey: waiting.id) != nil {
+                runningEffects -= 1
+                waitingEffects -= 1
+                cancelled.append(CancelledEffect(
+                    id: waiting.id, key: key, token: waiting.prepared.token, byCancelRow: byCancelRow, leftover: waiting
+                ))
+            }
+        }
+    }
+
+    /// Removes `first` and every effect it started, transitively, collecting them.
+    @inlinable
+    mutating func cancelChain(from first: EffectID, into cancelled: inout [CancelledEffect], byCancelRow: Bool) {
         var current: EffectID? = first
         while let id = current, let node = nodes.removeValue(forKey: id) {
-            tokens.append(node.token)
+            cancelled.append(CancelledEffect(id: id, key: node.key, token: node.token, byCancelRow: byCancelRow))
             if !node.hasEnded { runningEffects -= 1 }
             current = node.latestChild
         }
@@ -263,14 +417,28 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     // MARK: Effects
 
     /// The effect `id` completed (or failed, or interrupted itself). Returns its token, to dispose so
-    /// its lifetime ends, and whether the replies should now complete.
+    /// its lifetime ends, its key, the effect of that key that may now start (`.queue`), and whether
+    /// the replies should now complete.
     @inlinable
-    mutating func effectEnded(_ id: EffectID) -> (token: Lifetime.Token?, completeReplies: Bool) {
-        guard let node = nodes[id], !node.hasEnded else { return (nil, false) }
+    mutating func effectEnded(_ id: EffectID) -> (
+        token: Lifetime.Token?, key: EffectKey?, next: WaitingEffect<Input>?, completeReplies: Bool
+    ) {
+        guard let node = nodes[id], !node.hasEnded, !node.isWaiting else { return (nil, nil, nil, false) }
         nodes[id]?.hasEnded = true
         runningEffects -= 1
+        var next: WaitingEffect<Input>?
+        if let key = node.key, var group = groups[key] {
+            group.running.removeAll { $0 == id }
+            if group.running.isEmpty, let waiting = group.waiting.removeFirst() {
+                nodes[waiting.id]?.isWaiting = false
+                waitingEffects -= 1
+                group.running.append(waiting.id)
+                next = waiting
+            }
+            groups[key] = group.isEmpty ? nil : group
+        }
         forgetIfFinished(id)
-        return (node.token, shouldCompleteReplies)
+        return (node.token, node.key, next, shouldCompleteReplies)
     }
 
     @inlinable
@@ -303,19 +471,31 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     ///   with `giveUpRoleAfterTermination()`); `nil` if already terminated, or if another thread holds
     ///   the role: that thread performs it when it finishes the input in hand (see `next()`).
     @inlinable
-    mutating func terminate(_ termination: Termination) -> [Lifetime.Token]? {
+    mutating func terminate(_ termination: Termination) -> [CancelledEffect]? {
         guard phase != .terminated else { return nil }
         phase = .terminated
         blockFastPath()
         queue.removeAll()
-        let tokens = nodes.sorted { $0.key < $1.key }.map(\.value.token)
+        var effects = nodes.sorted { $0.key < $1.key }.map {
+            CancelledEffect(id: $0.key, key: $0.value.key, token: $0.value.token, byCancelRow: false)
+        }
+        // The waiting effects' producers go out with the last entry, to be released unlocked.
+        var leftovers: [WaitingEffect<Input>] = []
+        for (_, var group) in groups {
+            while let waiting = group.waiting.removeFirst() { leftovers.append(waiting) }
+        }
+        if !leftovers.isEmpty, let last = effects.popLast() {
+            effects.append(CancelledEffect(id: last.id, key: last.key, token: last.token, byCancelRow: false, leftover: leftovers))
+        }
         nodes.removeAll()
+        groups.removeAll()
         rootLatest = nil
         runningEffects = 0
+        waitingEffects = 0
         if gate.takeWordBit(ProcessingGate.processing, orSet: ProcessingGate.blocked) {
-            return tokens
+            return effects
         }
-        pendingTermination = (termination, tokens)
+        pendingTermination = (termination, effects)
         return nil
     }
 

@@ -13,6 +13,9 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     @usableFromInline let startHandler: StartHandler
     /// True only for `SignalProducer.empty`, so that package code can skip starting it.
     @usableFromInline let isKnownEmpty: Bool
+    /// Package metadata carried by this producer value, not by the producers derived from it (the
+    /// automaton's effect key or cancellation).
+    @usableFromInline let attachedDirective: (any Sendable)?
 
     /// A producer that runs `startHandler` on each start.
     ///
@@ -22,13 +25,33 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     public init(_ startHandler: @escaping StartHandler) {
         self.startHandler = startHandler
         self.isKnownEmpty = false
+        self.attachedDirective = nil
     }
 
     @usableFromInline
     init(empty: Void) {
         self.startHandler = { observer, _ in observer.sendCompleted() }
         self.isKnownEmpty = true
+        self.attachedDirective = nil
     }
+
+    /// This producer, carrying `directive` for package code (the automaton reads its effect keys
+    /// there). Operators applied afterwards make producers without it.
+    @inlinable
+    package func attaching(_ directive: any Sendable) -> SignalProducer {
+        SignalProducer(startHandler: startHandler, isKnownEmpty: isKnownEmpty, directive: directive)
+    }
+
+    @inlinable
+    init(startHandler: @escaping StartHandler, isKnownEmpty: Bool, directive: (any Sendable)?) {
+        self.startHandler = startHandler
+        self.isKnownEmpty = isKnownEmpty
+        self.attachedDirective = directive
+    }
+
+    /// The directive attached with `attaching(_:)`, if any.
+    @inlinable
+    package var directive: (any Sendable)? { attachedDirective }
 
     /// Whether this is `SignalProducer.empty`, which completes at once without a value, so that starting
     /// it can be skipped. A producer built otherwise reports `false` even if it behaves the same.

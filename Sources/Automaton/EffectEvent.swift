@@ -1,0 +1,75 @@
+/// Something that happened to one effect: it started, ended, or was cancelled.
+///
+/// An automaton publishes these on `effectEvents`, sent by the thread that caused them: the events of
+/// an input (the effects it cancels, then the one it starts) by the thread processing it, in processing
+/// order with the replies (cancellations before the input's state and reply, the start after); an
+/// effect's end by the thread on which it ended.
+public struct EffectEvent<Input: Sendable>: Sendable, CustomStringConvertible {
+    /// What happened.
+    public enum Kind: Sendable {
+        /// The effect started, because `input` succeeded.
+        case started(by: Input)
+        /// The effect ended by itself: it completed, failed, was interrupted, or let go of its observer.
+        case ended
+        /// The effect was disposed, or, for `.dropped`, never started.
+        case cancelled(EffectCancellation<Input>)
+    }
+
+    /// The effect's number: effects are numbered from 0, in the order their inputs succeeded.
+    public let id: UInt64
+    /// The effect's key, if it is keyed.
+    public let key: EffectKey?
+    /// What happened.
+    public let kind: Kind
+
+    /// An event of the effect `id`.
+    public init(id: UInt64, key: EffectKey?, kind: Kind) {
+        self.id = id
+        self.key = key
+        self.kind = kind
+    }
+
+    /// One line, e.g. `effect 3 [connection] cancelled by disconnect`.
+    public var description: String {
+        let name = "effect \(id)" + (key.map { " [\($0)]" } ?? "")
+        switch kind {
+        case let .started(input): return "\(name) started by \(input)"
+        case .ended: return "\(name) ended"
+        case let .cancelled(cause): return "\(name) \(cause)"
+        }
+    }
+}
+
+/// Why an effect was cancelled.
+public enum EffectCancellation<Input: Sendable>: Sendable, CustomStringConvertible {
+    /// Replaced by `input`: under `.latest`, by a successful input at its level of the tree, or, for a
+    /// keyed effect, by a newer effect of its key whose policy is `.latest`.
+    case replaced(by: Input)
+    /// Cancelled by `input`, whose row cancels its key (`.cancel(key)`).
+    case cancelled(by: Input)
+    /// Never started: `input` would have started it, but its key's policy is `.first` and an effect of
+    /// that key was running.
+    case dropped(by: Input)
+    /// The input signal was interrupted.
+    case interrupted
+    /// The automaton was released.
+    case released
+
+    /// e.g. `cancelled by disconnect`, `replaced by connect`, `dropped (first) by connect`.
+    public var description: String {
+        switch self {
+        case let .replaced(input): return "replaced by \(input)"
+        case let .cancelled(input): return "cancelled by \(input)"
+        case let .dropped(input): return "dropped by \(input)"
+        case .interrupted: return "cancelled: input interrupted"
+        case .released: return "cancelled: automaton released"
+        }
+    }
+}
+
+extension EffectEvent: Equatable where Input: Equatable {}
+extension EffectEvent: Hashable where Input: Hashable {}
+extension EffectEvent.Kind: Equatable where Input: Equatable {}
+extension EffectEvent.Kind: Hashable where Input: Hashable {}
+extension EffectCancellation: Equatable where Input: Equatable {}
+extension EffectCancellation: Hashable where Input: Hashable {}

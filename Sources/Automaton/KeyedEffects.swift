@@ -1,0 +1,103 @@
+import Signals
+
+/// The key of a group of effects: any `Hashable & Sendable` value, type-erased.
+///
+/// Effects with equal keys form a group that their policy (`EffectPolicy`) governs and that a
+/// `.cancel(key)` row cancels. Keys of different types never compare equal.
+public struct EffectKey: Hashable, @unchecked Sendable, CustomStringConvertible {
+    // Safe: `value` only ever wraps a `Sendable` value (the initializer requires one), and
+    // `AnyHashable` adds no mutable state of its own.
+    /// The key, type-erased.
+    public let value: AnyHashable
+
+    /// The key `key` (itself, if it is already an `EffectKey`).
+    public init<Key: Hashable & Sendable>(_ key: Key) {
+        if let key = key as? EffectKey {
+            self = key
+        } else {
+            value = AnyHashable(key)
+        }
+    }
+
+    /// The key's own description, e.g. `connection`.
+    public var description: String { String(describing: value.base) }
+}
+
+/// What a new effect does to the running effects of its key. A struct with static members, so that
+/// policies can be added without breaking anyone's `switch`.
+///
+/// - `.latest`: the new effect disposes the running (and waiting) ones, then starts.
+/// - `.first`: the new effect is dropped (never started) while one with its key runs.
+/// - `.queue`: the new effect waits until the running ones have ended, then starts, in FIFO order.
+/// - `.merge`: the new effect runs beside the others; they are cancelled together by key.
+public struct EffectPolicy: Hashable, Sendable, CustomStringConvertible {
+    @usableFromInline
+    enum Kind: Hashable, Sendable {
+        case latest, first, queue, merge
+    }
+
+    @usableFromInline let kind: Kind
+
+    @inlinable
+    init(_ kind: Kind) {
+        self.kind = kind
+    }
+
+    /// The new effect replaces the running ones of its key.
+    public static let latest = EffectPolicy(.latest)
+    /// The new effect is dropped while one of its key runs.
+    public static let first = EffectPolicy(.first)
+    /// The new effect waits for the running ones of its key to end, FIFO.
+    public static let queue = EffectPolicy(.queue)
+    /// The new effect runs beside the others of its key.
+    public static let merge = EffectPolicy(.merge)
+
+    /// `latest`, `first`, `queue` or `merge`.
+    public var description: String {
+        switch kind {
+        case .latest: return "latest"
+        case .first: return "first"
+        case .queue: return "queue"
+        case .merge: return "merge"
+        }
+    }
+}
+
+/// What a producer tells the automaton about the effect it stands for.
+@usableFromInline
+enum EffectDirective: Sendable {
+    /// Run it as an effect of `key`, under `policy`.
+    case keyed(EffectKey, EffectPolicy)
+    /// Start nothing; cancel every running or waiting effect of `key`.
+    case cancel(EffectKey)
+}
+
+extension SignalProducer where Error == Never {
+    /// This effect, keyed: governed by `key` and `policy` instead of the automaton-wide strategy.
+    ///
+    /// A keyed effect is not part of the `.latest` tree: an unrelated input never cancels it. It ends
+    /// by itself, by its key (a newer `.latest` effect of the key, or a `.cancel(key)` row), or when
+    /// the automaton is interrupted or released. The input that starts it still counts as a successful
+    /// input at its level of the tree, replacing what that level's previous input started, as an
+    /// `.empty` effect would.
+    ///
+    /// Apply `keyed` last: an operator applied to the result (`map`, `delay`, ...) makes a new producer,
+    /// which carries no key.
+    ///
+    /// ```swift
+    /// .connect | .disconnected => .connecting | connect.keyed(Connection.id, .latest)
+    /// ```
+    public func keyed<Key: Hashable & Sendable>(_ key: Key, _ policy: EffectPolicy = .latest) -> SignalProducer {
+        attaching(EffectDirective.keyed(EffectKey(key), policy))
+    }
+
+    /// An effect that starts nothing and cancels every running or waiting effect of `key`, before the
+    /// new state and reply are emitted. A row that cancels:
+    ///
+    /// ```swift
+    /// .disconnect | any => .disconnected | .cancel(Connection.id)
+    /// ```
+    public static func cancel<Key: Hashable & Sendable>(_ key: Key) -> SignalProducer {
+        SignalProducer.empty.attaching(EffectDirective.cancel(EffectKey(key)))
+    }
+}

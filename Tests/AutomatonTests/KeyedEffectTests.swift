@@ -1,0 +1,362 @@
+import Dispatch
+import Foundation
+import Automaton
+import Signals
+import Testing
+
+/// A connection manager: connecting is a keyed effect that a disconnect cancels, and unrelated inputs
+/// (`.foregrounded`) succeed without touching it.
+private enum Conn: Sendable, Hashable {
+    case disconnected, connecting, connected
+}
+
+private enum ConnInput: Sendable, Hashable, CustomStringConvertible {
+    case connect, connected, disconnect, foregrounded, ping(Int)
+
+    var description: String {
+        switch self {
+        case .connect: return "connect"
+        case .connected: return "connected"
+        case .disconnect: return "disconnect"
+        case .foregrounded: return "foregrounded"
+        case let .ping(number): return "ping(\(number))"
+        }
+    }
+}
+
+private enum Key: Hashable, Sendable {
+    case connection, pings
+}
+
+/// Records everything an automaton publishes, in one order.
+private final class Activity: Sendable {
+    enum Entry: Sendable, Equatable {
+        case reply(Reply<Conn, ConnInput>)
+        case effect(EffectEvent<ConnInput>)
+        case repliesEnded
+    }
+
+    private let entries = Locked<[Entry]>([])
+
+    init(_ automaton: Automaton<Conn, ConnInput>) {
+        automaton.replies.observe { [entries] event in
+            entries.withCriticalRegion { entries in
+                if case let .value(reply) = event { entries.append(.reply(reply)) } else { entries.append(.repliesEnded) }
+            }
+        }
+        automaton.effectEvents.observeValues { [entries] event in entries.withCriticalRegion { $0.append(.effect(event)) } }
+    }
+
+    /// Everything recorded since the last call.
+    func take() -> [Entry] {
+        entries.withCriticalRegion { entries in
+            defer { entries = [] }
+            return entries
+        }
+    }
+}
+
+@Suite("Keyed effects (BRIEF §5.9)")
+struct KeyedEffectTests {
+    /// `.connect` starts a keyed connect effect that sends `.connected` after `delay`, under `policy`.
+    private static func connectionManager(
+        scheduler: TestScheduler,
+        policy: EffectPolicy = .latest,
+        strategy: FlattenStrategy = .latest,
+        lifetimes: Locked<[Lifetime]> = Locked([])
+    ) -> Automaton<Conn, ConnInput> {
+        let connect = SignalProducer<ConnInput, Never> { observer, lifetime in
+            lifetimes.withCriticalRegion { $0.append(lifetime) }
+            lifetime += scheduler.schedule(after: .seconds(5)) {
+                observer.send(value: .connected)
+                observer.sendCompleted()
+            }
+        }
+        return Automaton(state: Conn.disconnected, mapping: { (state: Conn, input: ConnInput) in
+            switch (state, input) {
+            case (_, .connect): return (.connecting, connect.keyed(Key.connection, policy))
+            case (.connecting, .connected): return (.connected, .empty)
+            case (_, .disconnect): return (.disconnected, .cancel(Key.connection))
+            case (_, .foregrounded): return (state, .empty)
+            default: return nil
+            }
+        }, strategy: strategy)
+    }
+
+    @Test("an unrelated successful input does not cancel a keyed effect, even under .latest")
+    func unrelatedInputDoesNotCancel() {
+        let scheduler = TestScheduler()
+        let automaton = Self.connectionManager(scheduler: scheduler)
+        let activity = Activity(automaton)
+        automaton.send(.connect)
+        automaton.send(.foregrounded)
+        scheduler.advance(by: .seconds(5))
+        #expect(activity.take() == [
+            .reply(.success(.connect, .disconnected, .connecting)),
+            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .started(by: .connect))),
+            .reply(.success(.foregrounded, .connecting, .connecting)),
+            .reply(.success(.connected, .connecting, .connected)),
+            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .ended)),
+        ])
+        #expect(automaton.state.value == .connected)
+    }
+
+    @Test("a cancel row disposes the in-flight keyed effect and its scheduled work (TCA #977)")
+    func cancelDisposesInFlight() {
+        let scheduler = TestScheduler()
+        let lifetimes = Locked<[Lifetime]>([])
+        let automaton = Self.connectionManager(scheduler: scheduler, lifetimes: lifetimes)
+        let activity = Activity(automaton)
+        automaton.send(.connect)
+        #expect(automaton.runningEffectCount == 1)
+        automaton.send(.disconnect)
+        #expect(automaton.runningEffectCount == 0)
+        #expect(scheduler.pendingActionCount == 0)
+        #expect(lifetimes.withCriticalRegion { $0.map(\.hasEnded) } == [true])
+        scheduler.advance(by: .seconds(10))
+        #expect(activity.take() == [
+            .reply(.success(.connect, .disconnected, .connecting)),
+            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .started(by: .connect))),
+            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .cancelled(.cancelled(by: .disconnect)))),
+            .reply(.success(.disconnect, .connecting, .disconnected)),
+        ])
+    }
+
+    @Test("policy .latest: a new effect of the key replaces the running one")
+    func latestPolicyReplaces() {
+        let scheduler = TestScheduler()
+        let automaton = Self.connectionManager(scheduler: scheduler, policy: .latest, strategy: .merge)
+        let activity = Activity(automaton)
+        automaton.send(.connect)
+        automaton.send(.connect)
+        #expect(automaton.runningEffectCount == 1)
+        #expect(activity.take() == [
+            .reply(.success(.connect, .disconnected, .connecting)),
+            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .started(by: .connect))),
+            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .cancelled(.replaced(by: .connect)))),
+            .reply(.success(.connect, .connecting, .connecting)),
+            .effect(EffectEvent(id: 1, key: EffectKey(Key.connection), kind: .started(by: .connect))),
+        ])
+    }
+
+    @Test("policy .first: a new effect is dropped while one of its key runs, and starts once it has ended")
+    func firstPolicyDrops() {
+        let scheduler = TestScheduler()
+        let automaton = Self.connectionManager(scheduler: scheduler, policy: .first)
+        let activity = Activity(automaton)
+        automaton.send(.connect)
+        automaton.send(.connect)
+        #expect(automaton.runningEffectCount == 1)
+        scheduler.advance(by: .seconds(5))
+        automaton.send(.connect)
+        #expect(activity.take() == [
+            .reply(.success(.connect, .disconnected, .connecting)),
+            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .started(by: .connect))),
+            .reply(.success(.connect, .connecting, .connecting)),
+            .effect(EffectEvent(id: 1, key: EffectKey(Key.connection), kind: .cancelled(.dropped(by: .connect)))),
+            .reply(.success(.connected, .connecting, .connected)),
+            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .ended)),
+            .reply(.success(.connect, .connected, .connecting)),
+            .effect(EffectEvent(id: 2, key: EffectKey(Key.connection), kind: .started(by: .connect))),
+        ])
+    }
+
+    @Test("policy .queue: new effects wait, FIFO, and start one after the other; a cancel drops the waiting ones (TCA #1848)")
+    func queuePolicyWaits() {
+        let scheduler = TestScheduler()
+        let lifetimes = Locked<[Lifetime]>([])
+        let automaton = Self.connectionManager(scheduler: scheduler, policy: .queue, lifetimes: lifetimes)
+        let activity = Activity(automaton)
+        automaton.send(.connect)
+        automaton.send(.connect)
+        automaton.send(.connect)
+        #expect(automaton.runningEffectCount == 1)
+        #expect(lifetimes.withCriticalRegion { $0.count } == 1)
+        scheduler.advance(by: .seconds(5))
+        #expect(lifetimes.withCriticalRegion { $0.count } == 2)
+        // The third is cancelled before it ever started.
+        automaton.send(.disconnect)
+        #expect(automaton.runningEffectCount == 0)
+        scheduler.advance(by: .seconds(20))
+        #expect(lifetimes.withCriticalRegion { $0.map(\.hasEnded) } == [true, true])
+        let key = EffectKey(Key.connection)
+        #expect(activity.take() == [
+            .reply(.success(.connect, .disconnected, .connecting)),
+            .effect(EffectEvent(id: 0, key: key, kind: .started(by: .connect))),
+            .reply(.success(.connect, .connecting, .connecting)),
+            .reply(.success(.connect, .connecting, .connecting)),
+            .reply(.success(.connected, .connecting, .connected)),
+            .effect(EffectEvent(id: 0, key: key, kind: .ended)),
+            .effect(EffectEvent(id: 1, key: key, kind: .started(by: .connect))),
+            .effect(EffectEvent(id: 1, key: key, kind: .cancelled(.cancelled(by: .disconnect)))),
+            .effect(EffectEvent(id: 2, key: key, kind: .cancelled(.cancelled(by: .disconnect)))),
+            .reply(.success(.disconnect, .connected, .disconnected)),
+        ])
+    }
+
+    @Test("policy .merge: effects of a key run side by side and are cancelled together")
+    func mergePolicyGroups() {
+        let scheduler = TestScheduler()
+        let automaton = Self.connectionManager(scheduler: scheduler, policy: .merge)
+        automaton.send(.connect)
+        automaton.send(.connect)
+        automaton.send(.connect)
+        #expect(automaton.runningEffectCount == 3)
+        automaton.send(.disconnect)
+        #expect(automaton.runningEffectCount == 0)
+        #expect(scheduler.pendingActionCount == 0)
+    }
+
+    @Test("an effect that cancels its own key as it starts is cancelled, and nothing stays running (TCA #3563)")
+    func cancelSentDuringStart() {
+        let ended = Locked(0)
+        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
+            switch input {
+            case 0:
+                let effect = SignalProducer<Int, Never> { observer, lifetime in
+                    // Keeps its observer, so it runs until cancelled.
+                    lifetime.observeEnded {
+                        ended.withCriticalRegion { $0 += 1 }
+                        withExtendedLifetime(observer) {}
+                    }
+                    observer.send(value: 1)  // queued: processed once this start returns
+                }
+                return (state + 1, effect.keyed("job"))
+            default:
+                return (state + 1, .cancel("job"))
+            }
+        })
+        automaton.send(0)
+        #expect(ended.withCriticalRegion { $0 } == 1)
+        #expect(automaton.runningEffectCount == 0)
+        #expect(automaton.state.value == 2)
+    }
+
+    @Test("cancel and start racing on two threads leave nothing running (TCA #3663)", arguments: [EffectPolicy.latest, .queue, .merge, .first])
+    func cancelRacingStart(policy: EffectPolicy) async {
+        await runOnThreads(1) { _ in
+            let queue = DispatchQueue(label: "keyed.race", attributes: .concurrent)
+            for _ in 0..<200 {
+                let started = Locked(0)
+                let ended = Locked(0)
+                let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
+                    if input == 0 {
+                        let effect = SignalProducer<Int, Never> { observer, lifetime in
+                            started.withCriticalRegion { $0 += 1 }
+                            lifetime.observeEnded { ended.withCriticalRegion { $0 += 1 } }
+                            queue.async { observer.sendCompleted() }
+                        }
+                        return (state, effect.keyed("job", policy))
+                    }
+                    return (state, .cancel("job"))
+                })
+                let done = DispatchGroup()
+                for thread in 0..<2 {
+                    done.enter()
+                    Thread {
+                        for _ in 0..<20 { automaton.send(thread == 0 ? 0 : 1) }
+                        done.leave()
+                    }.start()
+                }
+                done.wait()
+                automaton.send(1)
+                // What an effect that was ending may still start is cancelled already; let the queue settle.
+                queue.sync(flags: .barrier) {}
+                queue.sync(flags: .barrier) {}
+                #expect(automaton.runningEffectCount == 0)
+                #expect(started.withCriticalRegion { $0 } == ended.withCriticalRegion { $0 })
+            }
+        }
+    }
+
+    @Test("equal keys in two automata, or equal values of two key types, never cancel each other (TCA #2888)")
+    func keysDoNotLeak() {
+        enum FeatureA: Hashable, Sendable { case id }
+        enum FeatureB: Hashable, Sendable { case id }
+        let scheduler = TestScheduler()
+        func machine(_ key: some Hashable & Sendable, cancels other: some Hashable & Sendable) -> Automaton<Int, Int> {
+            Automaton(state: 0, mapping: { (state: Int, input: Int) in
+                let effect = SignalProducer<Int, Never> { observer, lifetime in
+                    lifetime += scheduler.schedule(after: .seconds(1)) { observer.sendCompleted() }
+                }
+                switch input {
+                case 0: return (state, effect.keyed(key))
+                case 1: return (state, .cancel(other))
+                default: return (state, .cancel(key))
+                }
+            })
+        }
+        let first = machine(FeatureA.id, cancels: FeatureB.id)
+        let second = machine(FeatureA.id, cancels: FeatureB.id)
+        first.send(0)
+        second.send(0)
+        first.send(2)  // cancels FeatureA.id in `first` only
+        #expect(first.runningEffectCount == 0)
+        #expect(second.runningEffectCount == 1)
+        second.send(1)  // FeatureB.id is another key, though it reads the same
+        #expect(second.runningEffectCount == 1)
+        let strings = machine("1", cancels: 1)
+        strings.send(0)
+        strings.send(1)
+        #expect(strings.runningEffectCount == 1)
+    }
+
+    @Test("un-keyed effects keep the .latest tree; keyed ones are only ended by key, interruption or release")
+    func releaseAndInterruptionCancelKeyedEffects() {
+        let scheduler = TestScheduler()
+        let (input, inputObserver) = Signal<ConnInput, Never>.pipe()
+        let lifetimes = Locked<[Lifetime]>([])
+        let connect = SignalProducer<ConnInput, Never> { observer, lifetime in
+            lifetimes.withCriticalRegion { $0.append(lifetime) }
+            lifetime += scheduler.schedule(after: .seconds(5)) { observer.send(value: .connected) }
+        }
+        let automaton = Automaton(state: Conn.disconnected, input: input, mapping: { (state: Conn, input: ConnInput) in
+            switch input {
+            case .connect: return (.connecting, connect.keyed(Key.connection, .queue))
+            case let .ping(number): return (state, SignalProducer(value: .ping(number + 1)).delay(.seconds(1), on: scheduler).keyed(Key.pings, .merge))
+            default: return nil
+            }
+        }, strategy: .latest)
+        let activity = Activity(automaton)
+        inputObserver.send(value: .connect)
+        inputObserver.send(value: .connect)  // waits
+        inputObserver.send(value: .ping(0))
+        #expect(automaton.runningEffectCount == 2)
+        inputObserver.sendInterrupted()
+        #expect(automaton.runningEffectCount == 0)
+        #expect(scheduler.pendingActionCount == 0)
+        #expect(lifetimes.withCriticalRegion { $0.map(\.hasEnded) } == [true])
+        let entries = activity.take()
+        #expect(entries.suffix(4) == [
+            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .cancelled(.interrupted))),
+            .effect(EffectEvent(id: 1, key: EffectKey(Key.connection), kind: .cancelled(.interrupted))),
+            .effect(EffectEvent(id: 2, key: EffectKey(Key.pings), kind: .cancelled(.interrupted))),
+            .repliesEnded,
+        ])
+    }
+
+    @Test("releasing the automaton cancels keyed and waiting effects, after replies complete")
+    func releaseCancelsKeyedEffects() {
+        let scheduler = TestScheduler()
+        let lifetimes = Locked<[Lifetime]>([])
+        let events = Locked<[String]>([])
+        do {
+            let automaton = Self.connectionManager(scheduler: scheduler, policy: .queue, lifetimes: lifetimes)
+            automaton.replies.observeCompleted { events.withCriticalRegion { $0.append("replies completed") } }
+            automaton.effectEvents.observe { event in
+                events.withCriticalRegion { $0.append(event.value.map(\.description) ?? "effect events \(event)") }
+            }
+            automaton.send(.connect)
+            automaton.send(.connect)
+        }
+        #expect(lifetimes.withCriticalRegion { $0.map(\.hasEnded) } == [true])
+        #expect(scheduler.pendingActionCount == 0)
+        #expect(events.withCriticalRegion { $0 } == [
+            "effect 0 [connection] started by connect",
+            "replies completed",
+            "effect 0 [connection] cancelled: automaton released",
+            "effect 1 [connection] cancelled: automaton released",
+            "effect events completed",
+        ])
+    }
+}
