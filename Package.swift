@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "Signals", targets: ["Signals"]),
         .library(name: "Automaton", targets: ["Automaton"]),
+        // For tests only: an exhaustive automaton tester and a recorder for any stream. Apps don't link it.
+        .library(name: "AutomatonTesting", targets: ["AutomatonTesting"]),
         .executable(name: "automaton-demo", targets: ["AutomatonDemo"]),
     ],
     targets: [
@@ -14,9 +16,11 @@ let package = Package(
         .target(name: "SignalsAtomics"),
         .target(name: "Signals", dependencies: ["SignalsAtomics"]),
         .target(name: "Automaton", dependencies: ["Signals"]),
+        .target(name: "AutomatonTesting", dependencies: ["Automaton", "Signals"]),
         .executableTarget(name: "AutomatonDemo", dependencies: ["Automaton", "Signals"]),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
         .testTarget(name: "AutomatonTests", dependencies: ["Automaton", "Signals"]),
+        .testTarget(name: "AutomatonTestingTests", dependencies: ["AutomatonTesting", "Automaton", "Signals"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -177,6 +177,13 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
         { [weak engine] input in engine?.send(input, from: nil) }
     }
 
+    /// Sends `input` as if the running effect `effectID` had sent it: it belongs to that effect's level
+    /// of the `.latest` tree, and is dropped if that effect has ended or was cancelled. For test
+    /// harnesses.
+    package func send(_ input: Input, asIfFromEffect effectID: UInt64) {
+        engine.send(input, from: effectID)
+    }
+
     /// How many effects the engine tracks: those running, and those that have ended but whose emitted
     /// inputs are still queued. Bounded by what is live, never by history. For tests.
     package var trackedEffectCount: Int {

@@ -116,19 +116,19 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             return
         }
         var prepared: PreparedEffect<Input>?
-        var cancelKey: EffectKey?
+        var cancelKeys: [EffectKey] = []
         if let effect {
             switch effect.directive.map({ $0 as? EffectDirective }) {
             case nil, .some(nil):
                 prepared = PreparedEffect(effect: effect, keyed: nil)
             case let .keyed(key, policy)?:
                 prepared = PreparedEffect(effect: effect, keyed: (key, policy))
-            case let .cancel(key)?:
-                cancelKey = key
+            case let .cancel(keys)?:
+                cancelKeys = keys
             }
         }
         let action = machine.withCriticalRegion {
-            $0.commitSuccess(pending, prepared: prepared, cancelKey: cancelKey, mayHaveRootLatest: &mayHaveRootLatest)
+            $0.commitSuccess(pending, prepared: prepared, cancelKeys: cancelKeys, mayHaveRootLatest: &mayHaveRootLatest)
         }
         guard case let .success(cancelled, decision) = action else {
             prepared?.token.dispose()

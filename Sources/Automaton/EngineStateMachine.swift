@@ -272,7 +272,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     }
 
     /// Records a successful transition for `pending`. `prepared` is the effect the mapping returned, if
-    /// it is one to run (not `.empty`, not a `.cancel(key)` row); `cancelKey` is the key a `.cancel`
+    /// it is one to run (not `.empty`, not a `.cancel(key)` row); `cancelKeys` are the keys a `.cancel`
     /// row cancels. `mayHaveRootLatest` is the processing thread's lock-free hint that the root has a
     /// tracked latest child (under `.latest`), updated here: exact now; later it may stay true after
     /// that child is forgotten, never the other way round.
@@ -280,7 +280,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     mutating func commitSuccess(
         _ pending: PendingInput<Input>,
         prepared: PreparedEffect<Input>?,
-        cancelKey: EffectKey?,
+        cancelKeys: [EffectKey],
         mayHaveRootLatest: inout Bool
     ) -> CommitAction {
         defer { if let origin = pending.origin { inputProcessed(from: origin) } }
@@ -293,8 +293,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                 cancelChain(from: previous, into: &cancelled, byCancelRow: false)
             }
         }
-        if let cancelKey {
-            cancelGroup(cancelKey, into: &cancelled, byCancelRow: true)
+        for key in cancelKeys {
+            cancelGroup(key, into: &cancelled, byCancelRow: true)
         }
 
         var decision = EffectDecision<Input>.none

@@ -68,8 +68,8 @@ public struct EffectPolicy: Hashable, Sendable, CustomStringConvertible {
 enum EffectDirective: Sendable {
     /// Run it as an effect of `key`, under `policy`.
     case keyed(EffectKey, EffectPolicy)
-    /// Start nothing; cancel every running or waiting effect of `key`.
-    case cancel(EffectKey)
+    /// Start nothing; cancel every running or waiting effect of each key.
+    case cancel([EffectKey])
 }
 
 extension SignalProducer where Error == Never {
@@ -91,13 +91,14 @@ extension SignalProducer where Error == Never {
         attaching(EffectDirective.keyed(EffectKey(key), policy))
     }
 
-    /// An effect that starts nothing and cancels every running or waiting effect of `key`, before the
-    /// new state and reply are emitted. A row that cancels:
+    /// An effect that starts nothing and cancels every running or waiting effect of each of `keys`,
+    /// before the new state and reply are emitted. A row that cancels:
     ///
     /// ```swift
     /// .disconnect | any => .disconnected | .cancel(Connection.id)
+    /// .disconnect | any => .disconnected | .cancel(Keys.connection, Keys.backOff)
     /// ```
-    public static func cancel<Key: Hashable & Sendable>(_ key: Key) -> SignalProducer {
-        SignalProducer.empty.attaching(EffectDirective.cancel(EffectKey(key)))
+    public static func cancel<Key: Hashable & Sendable>(_ keys: Key...) -> SignalProducer {
+        SignalProducer.empty.attaching(EffectDirective.cancel(keys.map(EffectKey.init)))
     }
 }

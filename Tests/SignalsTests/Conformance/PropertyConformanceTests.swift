@@ -82,7 +82,7 @@ struct PropertyConformanceTests {
     func latestValueBeforeSending() {
         let property = MutableProperty(1)
         let seen = TestLog<Int>()
-        property.producer.startWithValues { _ in seen.append(property.value) }
+        property.producer.startWithValues { [unowned property] _ in seen.append(property.value) }
         property.value = 2
         property.value = 3
         #expect(seen.entries == [1, 2, 3])
@@ -92,7 +92,7 @@ struct PropertyConformanceTests {
     func recursiveSet() {
         let property = MutableProperty(0)
         let seen = TestLog<Int>()
-        property.signal.observeValues { value in
+        property.signal.observeValues { [unowned property] value in
             seen.append(value)
             if value < 3 { property.value = value + 1 }
         }

@@ -103,6 +103,7 @@ struct SignalConformanceTests {
         signal.observeValues { value in log.append("second \(value)") }
         input.send(value: 1)
         #expect(log.entries == ["first 1", "second 1", "first 2", "second 2"])
+        input.sendCompleted()  // releases the observer that holds the input
     }
 
     @Test("SignalSpec: Signal.never should not send any events")

@@ -1,0 +1,240 @@
+import Automaton
+import Signals
+import Testing
+
+/// Exhaustive tests of an automaton, in the spirit of TCA's `TestStore`: send inputs, move virtual
+/// time, and assert **everything** that happened since the last assertion: every reply and every
+/// effect event, in order. Anything unasserted fails the next assertion, and effects still running at
+/// `finish()` fail the test.
+///
+/// ```swift
+/// let scheduler = TestScheduler()
+/// let tester = AutomatonTester(makeConnectionManager(scheduler: scheduler), scheduler: scheduler)
+/// tester.send(.connect)
+/// tester.expect([
+///     .success(.connect, .disconnected, .connecting),
+///     .started(by: .connect, key: Connection.id),
+/// ])
+/// tester.send(.disconnect)
+/// tester.expect([
+///     .cancelled(.cancelled(by: .disconnect), key: Connection.id),
+///     .success(.disconnect, .connecting, .disconnected),
+/// ])
+/// tester.finish()
+/// ```
+///
+/// Failures are reported through Swift Testing's `Issue.record`, with a line-by-line comparison and
+/// the source location of the assertion. Under XCTest, Swift Testing's issues are not seen: use the
+/// `Bool` that `expect` and `finish` return (`XCTAssertTrue(tester.expect([...]))`); `failures` lists
+/// what went wrong.
+///
+/// Thread safety: the tester records from any thread; drive it (send, advance, assert) from one
+/// thread at a time, as a test does.
+public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable & Equatable>: Sendable {
+    /// The automaton under test.
+    public let automaton: Automaton<State, Input>
+    /// The virtual clock that effects are scheduled on.
+    public let scheduler: TestScheduler
+
+    private let recorded = Locked<[Step<State, Input>]>([])
+    private let reported = Locked<[String]>([])
+
+    /// A tester of `automaton`, whose effects run on `scheduler`. It records from now on.
+    public init(_ automaton: Automaton<State, Input>, scheduler: TestScheduler = TestScheduler()) {
+        self.automaton = automaton
+        self.scheduler = scheduler
+        automaton.replies.observeValues { [recorded] reply in
+            recorded.withCriticalRegion { $0.append(.reply(reply)) }
+        }
+        automaton.effectEvents.observeValues { [recorded] event in
+            recorded.withCriticalRegion { $0.append(Step(event)) }
+        }
+    }
+
+    // MARK: Driving
+
+    /// Sends an outside input (see `Automaton.send(_:)`).
+    public func send(_ input: Input) {
+        automaton.send(input)
+    }
+
+    /// Sends `input` as if the running effect `effectID` had sent it (see `EffectEvent.id`): it is
+    /// processed at that effect's level of the `.latest` tree, and dropped if the effect has ended.
+    public func send(_ input: Input, asIfFromEffect effectID: UInt64) {
+        automaton.send(input, asIfFromEffect: effectID)
+    }
+
+    /// Runs what is due now on the scheduler.
+    public func advance() {
+        scheduler.advance()
+    }
+
+    /// Moves the virtual clock forward by `duration`, running what comes due.
+    public func advance(by duration: Duration) {
+        scheduler.advance(by: duration)
+    }
+
+    /// Runs everything scheduled, moving the clock as far as needed.
+    public func run() {
+        scheduler.run()
+    }
+
+    // MARK: Asserting
+
+    /// What has happened since the last assertion, unasserted.
+    public var pending: [Step<State, Input>] {
+        recorded.withCriticalRegion { $0 }
+    }
+
+    /// Every failure reported so far, as text.
+    public var failures: [String] {
+        reported.withCriticalRegion { $0 }
+    }
+
+    /// Asserts that exactly `expected` happened since the last assertion, in this order, and starts
+    /// afresh. Effect events are compared by what happened and their key, not by effect number.
+    ///
+    /// - Returns: whether it held. A failure is recorded as a Swift Testing issue at `sourceLocation`.
+    @discardableResult
+    public func expect(
+        _ expected: [Step<State, Input>],
+        _ comment: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
+        let actual = recorded.withCriticalRegion { recorded in
+            defer { recorded = [] }
+            return recorded
+        }
+        guard actual != expected else { return true }
+        fail(Self.difference(expected: expected, actual: actual, comment: comment), at: sourceLocation)
+        return false
+    }
+
+    /// Ends the test: fails if anything happened that was not asserted, or if an effect is still
+    /// running (pass `skipRunningEffects` to allow that, for example for a timer that never ends).
+    ///
+    /// - Returns: whether the automaton ended the test clean.
+    @discardableResult
+    public func finish(skipRunningEffects: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        var clean = true
+        let unasserted = recorded.withCriticalRegion { $0 }
+        if !unasserted.isEmpty {
+            clean = expect([], "unasserted steps at the end of the test", sourceLocation: sourceLocation)
+        }
+        let running = automaton.runningEffectCount
+        if !skipRunningEffects, running > 0 {
+            fail(
+                "\(running) effect\(running == 1 ? " is" : "s are") still running at the end of the test. "
+                    + "Cancel them, let them end (advance the scheduler), or call finish(skipRunningEffects: true).",
+                at: sourceLocation
+            )
+            clean = false
+        }
+        return clean
+    }
+
+    private func fail(_ message: String, at sourceLocation: SourceLocation) {
+        reported.withCriticalRegion { $0.append(message) }
+        Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+    }
+
+    /// A line-by-line comparison: `  ` for a step in both, `−` expected but missing, `+` happened but
+    /// not expected.
+    static func difference(expected: [Step<State, Input>], actual: [Step<State, Input>], comment: String?) -> String {
+        var lines = [comment ?? "the automaton did something else than expected", "(− expected, + actual)"]
+        var expectedIndex = 0
+        var actualIndex = 0
+        while expectedIndex < expected.count || actualIndex < actual.count {
+            if expectedIndex < expected.count, actualIndex < actual.count, expected[expectedIndex] == actual[actualIndex] {
+                lines.append("  \(actual[actualIndex])")
+                expectedIndex += 1
+                actualIndex += 1
+            } else if expectedIndex < expected.count,
+                !actual[actualIndex...].contains(expected[expectedIndex])
+            {
+                lines.append("− \(expected[expectedIndex])")
+                expectedIndex += 1
+            } else {
+                lines.append("+ \(actual[actualIndex])")
+                actualIndex += 1
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// One thing an automaton did: a reply, or an effect's start, end or cancellation.
+///
+/// Effect steps name what happened and the effect's key, not its number, so a test reads as the
+/// story of the machine.
+public struct Step<State: Sendable & Equatable, Input: Sendable & Equatable>: Sendable, Equatable, CustomStringConvertible {
+    @usableFromInline
+    enum Kind: Sendable, Equatable {
+        case reply(Reply<State, Input>)
+        case effect(EffectEvent<Input>.Kind, key: EffectKey?)
+    }
+
+    let kind: Kind
+
+    init(_ kind: Kind) {
+        self.kind = kind
+    }
+
+    init(_ event: EffectEvent<Input>) {
+        kind = .effect(event.kind, key: event.key)
+    }
+
+    /// A reply.
+    public static func reply(_ reply: Reply<State, Input>) -> Step { Step(.reply(reply)) }
+
+    /// A `.success(input, fromState, toState)` reply.
+    public static func success(_ input: Input, _ fromState: State, _ toState: State) -> Step {
+        Step(.reply(.success(input, fromState, toState)))
+    }
+
+    /// A `.failure(input, fromState)` reply.
+    public static func failure(_ input: Input, _ fromState: State) -> Step {
+        Step(.reply(.failure(input, fromState)))
+    }
+
+    /// An un-keyed effect started by `input`.
+    public static func started(by input: Input) -> Step { Step(.effect(.started(by: input), key: nil)) }
+
+    /// A keyed effect started by `input`.
+    public static func started(by input: Input, key: some Hashable & Sendable) -> Step {
+        Step(.effect(.started(by: input), key: EffectKey(key)))
+    }
+
+    /// An un-keyed effect ended by itself.
+    public static func ended() -> Step { Step(.effect(.ended, key: nil)) }
+
+    /// A keyed effect ended by itself.
+    public static func ended(key: some Hashable & Sendable) -> Step {
+        Step(.effect(.ended, key: EffectKey(key)))
+    }
+
+    /// An un-keyed effect cancelled for `cause`.
+    public static func cancelled(_ cause: EffectCancellation<Input>) -> Step {
+        Step(.effect(.cancelled(cause), key: nil))
+    }
+
+    /// A keyed effect cancelled for `cause`.
+    public static func cancelled(_ cause: EffectCancellation<Input>, key: some Hashable & Sendable) -> Step {
+        Step(.effect(.cancelled(cause), key: EffectKey(key)))
+    }
+
+    /// e.g. `success(connect, disconnected => connecting)` or `effect [connection] cancelled by disconnect`.
+    public var description: String {
+        switch kind {
+        case let .reply(reply):
+            return "\(reply)"
+        case let .effect(kind, key):
+            let name = "effect" + (key.map { " [\($0)]" } ?? "")
+            switch kind {
+            case let .started(input): return "\(name) started by \(input)"
+            case .ended: return "\(name) ended"
+            case let .cancelled(cause): return "\(name) \(cause)"
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Automaton
+import AutomatonTesting
+import Signals
+import Testing
+
+private enum Connection: Sendable, Equatable {
+    case disconnected, connecting, connected, backingOff
+}
+
+private enum Event: Sendable, Equatable {
+    case connect, connected, failed, retry, disconnect, foregrounded
+}
+
+private enum Keys: Hashable, Sendable {
+    case connection, backOff
+}
+
+/// A connection manager: connecting and backing off are keyed effects; `.disconnect` cancels both;
+/// `.foregrounded` is an unrelated input.
+private func makeConnectionManager(scheduler: TestScheduler, connectSucceeds: Bool = true) -> Automaton<Connection, Event> {
+    let connect = SignalProducer<Event, Never>(value: connectSucceeds ? .connected : .failed)
+        .delay(.seconds(1), on: scheduler)
+    let backOff = SignalProducer<Event, Never>(value: .retry).delay(.seconds(30), on: scheduler)
+    return Automaton(state: .disconnected, mapping: { (state: Connection, event: Event) in
+        switch (state, event) {
+        case (.disconnected, .connect), (.backingOff, .retry):
+            return (.connecting, connect.keyed(Keys.connection))
+        case (.connecting, .connected): return (.connected, .empty)
+        case (.connecting, .failed): return (.backingOff, backOff.keyed(Keys.backOff))
+        case (_, .disconnect): return (.disconnected, .cancel(Keys.connection, Keys.backOff))
+        case (_, .foregrounded): return (state, .empty)
+        default: return nil
+        }
+    }, strategy: .latest)
+}
+
+@Suite("AutomatonTester: exhaustive automaton tests")
+struct AutomatonTesterTests {
+    @Test("a story that asserts every reply and effect event passes")
+    func wholeStoryPasses() {
+        let scheduler = TestScheduler()
+        let tester = AutomatonTester(makeConnectionManager(scheduler: scheduler), scheduler: scheduler)
+        tester.send(.connect)
+        #expect(tester.expect([
+            .success(.connect, .disconnected, .connecting),
+            .started(by: .connect, key: Keys.connection),
+        ]))
+        tester.send(.foregrounded)
+        tester.advance(by: .seconds(1))
+        #expect(tester.expect([
+            .success(.foregrounded, .connecting, .connecting),
+            .success(.connected, .connecting, .connected),
+            .ended(key: Keys.connection),
+        ]))
+        #expect(tester.finish())
+        #expect(tester.failures == [])
+    }
+
+    @Test("an unasserted reply fails the next assertion, with a line-by-line comparison")
+    func unassertedReplyFails() {
+        let scheduler = TestScheduler()
+        let tester = AutomatonTester(makeConnectionManager(scheduler: scheduler), scheduler: scheduler)
+        tester.send(.connect)
+        tester.send(.foregrounded)
+        withKnownIssue {
+            tester.expect([
+                .success(.connect, .disconnected, .connecting),
+                .started(by: .connect, key: Keys.connection),
+            ])
+        }
+        #expect(tester.failures == [
+            """
+            the automaton did something else than expected
+            (− expected, + actual)
+              success(connect, disconnected => connecting)
+              effect [connection] started by connect
+            + success(foregrounded, connecting => connecting)
+            """,
+        ])
+        tester.send(.disconnect)
+        tester.expect([
+            .cancelled(.cancelled(by: .disconnect), key: Keys.connection),
+            .success(.disconnect, .connecting, .disconnected),
+        ])
+        #expect(tester.finish())
+    }
+
+    @Test("an effect still running at the end fails finish(), unless skipped")
+    func runningEffectFailsFinish() {
+        let scheduler = TestScheduler()
+        let tester = AutomatonTester(makeConnectionManager(scheduler: scheduler), scheduler: scheduler)
+        tester.send(.connect)
+        tester.expect([.success(.connect, .disconnected, .connecting), .started(by: .connect, key: Keys.connection)])
+        withKnownIssue {
+            tester.finish()
+        }
+        #expect(tester.failures.count == 1)
+        #expect(tester.failures.first?.hasPrefix("1 effect is still running at the end of the test") == true)
+        #expect(tester.finish(skipRunningEffects: true))
+    }
+
+    @Test("unasserted steps at the end fail finish()")
+    func unassertedAtEndFails() {
+        let tester = AutomatonTester(makeConnectionManager(scheduler: TestScheduler()))
+        tester.send(.retry)
+        withKnownIssue {
+            tester.finish()
+        }
+        #expect(tester.failures.first?.contains("+ failure(retry, disconnected)") == true)
+    }
+
+    @Test("proves that .disconnect cancels the back-off timer and that .foregrounded does not")
+    func disconnectCancelsBackOff() {
+        let scheduler = TestScheduler()
+        let tester = AutomatonTester(makeConnectionManager(scheduler: scheduler, connectSucceeds: false), scheduler: scheduler)
+        tester.send(.connect)
+        tester.advance(by: .seconds(1))
+        tester.expect([
+            .success(.connect, .disconnected, .connecting),
+            .started(by: .connect, key: Keys.connection),
+            .success(.failed, .connecting, .backingOff),
+            .started(by: .failed, key: Keys.backOff),
+            .ended(key: Keys.connection),
+        ])
+        tester.send(.foregrounded)
+        tester.expect([.success(.foregrounded, .backingOff, .backingOff)])
+        #expect(scheduler.pendingActionCount == 2)  // the back-off's delayed value and completion survived
+        tester.send(.disconnect)
+        tester.expect([
+            .cancelled(.cancelled(by: .disconnect), key: Keys.backOff),
+            .success(.disconnect, .backingOff, .disconnected),
+        ])
+        #expect(scheduler.pendingActionCount == 0)
+        tester.finish()
+    }
+}
+
+@Suite("TestRecorder: recording any stream")
+struct TestRecorderTests {
+    @Test("records a producer's events with the virtual time of each")
+    func recordsTimedEvents() {
+        let scheduler = TestScheduler()
+        let recorder = TestRecorder(starting: SignalProducer<Int, Never>(values: 1, 2).delay(.seconds(2), on: scheduler), scheduler: scheduler)
+        scheduler.run()
+        #expect(recorder.timedEvents == [
+            RecordedEvent(.value(1), at: .seconds(2)),
+            RecordedEvent(.value(2), at: .seconds(2)),
+            RecordedEvent(.completed, at: .seconds(2)),
+        ])
+        #expect(recorder.values == [1, 2])
+        #expect(recorder.isTerminated)
+    }
+
+    @Test("records a signal until disposed, and disposing a producer recording interrupts its run")
+    func disposeStops() {
+        let (signal, input) = Signal<Int, Never>.pipe()
+        let recorder = TestRecorder(signal)
+        input.send(value: 1)
+        recorder.dispose()
+        input.send(value: 2)
+        #expect(recorder.events == [.value(1)])
+
+        let scheduler = TestScheduler()
+        let run = TestRecorder(starting: SignalProducer<Duration, Never>.timer(interval: .seconds(1), on: scheduler).map { _ in 0 }, scheduler: scheduler)
+        scheduler.advance(by: .seconds(2))
+        run.dispose()
+        #expect(run.timedEvents == [
+            RecordedEvent(.value(0), at: .seconds(1)),
+            RecordedEvent(.value(0), at: .seconds(2)),
+            RecordedEvent(.interrupted, at: .seconds(2)),
+        ])
+        #expect(scheduler.pendingActionCount == 0)
+    }
+}
