@@ -83,6 +83,8 @@ public final class TestScheduler: TimeScheduler {
     }
 
     private let state = Locked(State())
+    /// The tasks sleeping on `clock`.
+    let sleepers = TestClockSleepers()
 
     /// A test scheduler whose clock reads `.zero`, with nothing scheduled.
     public init() {}

@@ -3,6 +3,10 @@
 ///
 /// - Making an iterator (which `for await` does when the loop begins) observes the signal, or starts
 ///   a run of the producer, on the calling thread; each iterator has its own observation or run.
+/// - **A `Task` that iterates `signal.values` misses what was sent before its loop began**: in
+///   `Task { for await reply in automaton.replies.values { … } }` followed by two `send`s, the task
+///   usually begins after both sends and sees neither. To hand values to a task, make the sequence
+///   first with `stream()`, which observes at once and buffers (see `SignalStream`).
 /// - Values are **buffered without bound** until `next()` takes them, so a fast stream and a slow
 ///   consumer grow the buffer; values are never dropped while the stream runs.
 /// - `next()` returns the values in order, then `nil` once the stream completed or was interrupted, or

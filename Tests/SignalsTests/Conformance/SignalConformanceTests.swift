@@ -375,3 +375,223 @@ private final class ReleaseLogger: Sendable {
         log.append(name)
     }
 }
+
+// MARK: Time and trigger operators (issue 11)
+
+extension SignalConformanceTests {
+    @Test("SignalSpec: throttle should send values on the given scheduler at no less than the interval")
+    func throttleInterval() {
+        let scheduler = TestScheduler()
+        let (base, input) = Signal<Int, Never>.pipe()
+        let values = TestLog<Int>()
+        base.throttle(.seconds(1), on: scheduler).observeValues { values.append($0) }
+        input.send(value: 0)
+        #expect(values.entries == [])
+        scheduler.advance()
+        #expect(values.entries == [0])
+        input.send(value: 1)
+        input.send(value: 2)
+        #expect(values.entries == [0])
+        scheduler.advance(by: .milliseconds(1500))
+        #expect(values.entries == [0, 2])
+        scheduler.advance(by: .seconds(3))
+        input.send(value: 3)
+        #expect(values.entries == [0, 2])
+        scheduler.advance()
+        #expect(values.entries == [0, 2, 3])
+        input.send(value: 4)
+        input.send(value: 5)
+        scheduler.advance()
+        #expect(values.entries == [0, 2, 3])
+        scheduler.run()
+        #expect(values.entries == [0, 2, 3, 5])
+        // (The spec's `rewind(by:)` steps are left out: our TestScheduler's clock never goes back.)
+    }
+
+    @Test("SignalSpec: throttle should schedule completion immediately")
+    func throttleCompletion() {
+        let scheduler = TestScheduler()
+        let (base, input) = Signal<Int, Never>.pipe()
+        let recorder = EventRecorder<Int, Never>()
+        base.throttle(.seconds(1), on: scheduler).observe(recorder.observer)
+        input.send(value: 0)
+        scheduler.advance()
+        input.send(value: 1)
+        input.sendCompleted()
+        #expect(recorder.events == [.value(0)])
+        scheduler.advance()
+        #expect(recorder.events == [.value(0), .completed])
+        scheduler.run()
+        #expect(recorder.events == [.value(0), .completed])
+    }
+
+    @Test("SignalSpec: debounce discarding the latest value when terminated: should send values once the interval has passed since the last value was sent, and should schedule completion immediately")
+    func debounceDiscarding() {
+        let scheduler = TestScheduler()
+        let (base, input) = Signal<Int, Never>.pipe()
+        let values = TestLog<Int>()
+        base.debounce(.seconds(1), on: scheduler, discardWhenCompleted: true).observeValues { values.append($0) }
+        input.send(value: 0)
+        scheduler.advance()
+        input.send(value: 1)
+        input.send(value: 2)
+        #expect(values.entries == [])
+        scheduler.advance(by: .milliseconds(1500))
+        #expect(values.entries == [2])
+        scheduler.advance(by: .seconds(3))
+        input.send(value: 3)
+        scheduler.advance()
+        input.send(value: 4)
+        input.send(value: 5)
+        scheduler.advance()
+        #expect(values.entries == [2])
+        scheduler.run()
+        #expect(values.entries == [2, 5])
+
+        let (other, otherInput) = Signal<Int, Never>.pipe()
+        let recorder = EventRecorder<Int, Never>()
+        other.debounce(.seconds(1), on: scheduler, discardWhenCompleted: true).observe(recorder.observer)
+        otherInput.send(value: 0)
+        scheduler.advance()
+        otherInput.send(value: 1)
+        otherInput.sendCompleted()
+        #expect(recorder.events == [])
+        scheduler.advance()
+        #expect(recorder.events == [.completed])
+        scheduler.run()
+        #expect(recorder.events == [.completed])
+    }
+
+    @Test("SignalSpec: debounce without discarding the latest value when terminated: should schedule completion after sending the last value, or immediately if there is no pending value")
+    func debounceKeeping() {
+        let scheduler = TestScheduler()
+        let (base, input) = Signal<Int, Never>.pipe()
+        let recorder = EventRecorder<Int, Never>()
+        base.debounce(.seconds(1), on: scheduler, discardWhenCompleted: false).observe(recorder.observer)
+        input.send(value: 0)
+        scheduler.advance()
+        input.send(value: 1)
+        scheduler.advance()
+        input.sendCompleted()
+        scheduler.advance()
+        #expect(recorder.events == [])
+        scheduler.run()
+        #expect(recorder.events == [.value(1), .completed])
+
+        let (other, otherInput) = Signal<Int, Never>.pipe()
+        let completed = EventRecorder<Int, Never>()
+        other.debounce(.seconds(1), on: scheduler, discardWhenCompleted: false).observe(completed.observer)
+        otherInput.sendCompleted()
+        #expect(completed.events == [])
+        scheduler.advance()
+        #expect(completed.events == [.completed])
+    }
+
+    @Test("SignalSpec: timeoutWithError should complete if within the interval, and should time out outside the interval")
+    func timeoutWithError() {
+        let scheduler = TestScheduler()
+        let (base, input) = Signal<Int, TestError>.pipe()
+        let recorder = EventRecorder<Int, TestError>()
+        base.timeout(after: .seconds(2), raising: .boom, on: scheduler).observe(recorder.observer)
+        scheduler.schedule(after: .seconds(1)) { input.sendCompleted() }
+        scheduler.run()
+        #expect(recorder.events == [.completed])
+
+        let (late, lateInput) = Signal<Int, TestError>.pipe()
+        let timedOut = EventRecorder<Int, TestError>()
+        late.timeout(after: .seconds(2), raising: .boom, on: scheduler).observe(timedOut.observer)
+        scheduler.schedule(after: .seconds(3)) { lateInput.sendCompleted() }
+        scheduler.run()
+        #expect(timedOut.events == [.failed(.boom)])
+    }
+
+    @Test("SignalSpec: sampleWith should forward the latest value when the sampler fires, do nothing before a value, send the latest value multiple times, and complete only when both inputs have completed")
+    func sampleWith() {
+        let (base, input) = Signal<Int, Never>.pipe()
+        let (sampler, samplerInput) = Signal<String, Never>.pipe()
+        let log = TestLog<String>()
+        base.sample(with: sampler).observe { event in
+            if case let .value((value, sample)) = event { log.append("\(value)\(sample)") } else { log.append("\(event)") }
+        }
+        samplerInput.send(value: "a")
+        input.send(value: 1)
+        input.send(value: 2)
+        samplerInput.send(value: "b")
+        samplerInput.send(value: "c")
+        input.sendCompleted()
+        #expect(log.entries == ["2b", "2c"])
+        samplerInput.sendCompleted()
+        #expect(log.entries == ["2b", "2c", "completed"])
+    }
+
+    @Test("SignalSpec: sampleOn should emit an initial value if the sampler is a synchronous SignalProducer")
+    func sampleOnSynchronousSampler() {
+        let recorder = EventRecorder<Int, Never>()
+        SignalProducer<Int, Never>(value: 1).sample(on: SignalProducer(value: ())).start(recorder.observer)
+        #expect(recorder.events == [.value(1), .completed])
+    }
+
+    @Test("SignalSpec: takeUntil should take values until the trigger fires, and should complete if the trigger fires immediately")
+    func takeUntil() {
+        let (base, input) = Signal<Int, Never>.pipe()
+        let (trigger, triggerInput) = Signal<Void, Never>.pipe()
+        let recorder = EventRecorder<Int, Never>()
+        base.take(until: trigger).observe(recorder.observer)
+        input.send(value: 1)
+        input.send(value: 2)
+        triggerInput.send(value: ())
+        input.send(value: 3)
+        #expect(recorder.events == [.value(1), .value(2), .completed])
+
+        let (other, otherInput) = Signal<Int, Never>.pipe()
+        let (immediate, immediateInput) = Signal<Void, Never>.pipe()
+        let completed = EventRecorder<Int, Never>()
+        other.take(until: immediate).observe(completed.observer)
+        immediateInput.send(value: ())
+        otherInput.send(value: 1)
+        #expect(completed.events == [.completed])
+    }
+
+    @Test("SignalSpec: skipUntil should skip values until the trigger fires, and until the trigger completes")
+    func skipUntil() {
+        for completesTrigger in [false, true] {
+            let (base, input) = Signal<Int, Never>.pipe()
+            let (trigger, triggerInput) = Signal<Void, Never>.pipe()
+            let recorder = EventRecorder<Int, Never>()
+            base.skip(until: trigger).observe(recorder.observer)
+            input.send(value: 1)
+            input.send(value: 2)
+            if completesTrigger { triggerInput.sendCompleted() } else { triggerInput.send(value: ()) }
+            input.send(value: 3)
+            input.send(value: 4)
+            #expect(recorder.events == [.value(3), .value(4)])
+        }
+    }
+
+    @Test("SignalSpec: skipUntil differs: a source that ends before the trigger fires ends the result at once (ReactiveSwift waits for the trigger, then interrupts)")
+    func skipUntilSourceEndsFirst() {
+        let (base, input) = Signal<Int, Never>.pipe()
+        let (trigger, triggerInput) = Signal<Void, Never>.pipe()
+        let recorder = EventRecorder<Int, Never>()
+        base.skip(until: trigger).observe(recorder.observer)
+        input.send(value: 1)
+        input.sendCompleted()
+        #expect(recorder.events == [.completed])
+        withExtendedLifetime(triggerInput) {}
+    }
+
+    @Test("SignalSpec: take(during:) completes the signal when the lifetime ends, and at once if it already has")
+    func takeDuring() {
+        let (lifetime, token) = Lifetime.make()
+        let (base, input) = Signal<Int, Never>.pipe()
+        let recorder = EventRecorder<Int, Never>()
+        base.take(during: lifetime).observe(recorder.observer)
+        input.send(value: 1)
+        token.dispose()
+        #expect(recorder.events == [.value(1), .completed])
+
+        let ended = EventRecorder<Int, Never>()
+        base.take(during: .empty).observe(ended.observer)
+        #expect(ended.events == [.completed])
+    }
+}

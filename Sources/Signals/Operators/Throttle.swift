@@ -1,0 +1,145 @@
+extension Signal {
+    /// A signal that forwards at most one value per `interval`, through `scheduler`, as ReactiveSwift's
+    /// `throttle(_:on:)`: the first value goes through `scheduler` at once (a `TestScheduler`'s next
+    /// `advance()`); a value that arrives less than `interval` after the last one sent waits until the
+    /// interval has passed, and is replaced by any value that arrives meanwhile, so the **latest** one
+    /// is sent.
+    ///
+    /// - A terminal event goes through `scheduler` at once; a value still waiting for its interval is
+    ///   then dropped (a value already due, scheduled before the terminal event, is sent first).
+    /// - Every event of the result is sent from the scheduler's actions, in the order they run.
+    ///
+    /// When the result ends (its terminal event is delivered, or nobody holds or observes it any more),
+    /// it detaches from this signal and cancels everything it still has scheduled.
+    ///
+    /// - Precondition: `interval` is not negative.
+    public func throttle(_ interval: Duration, on scheduler: some TimeScheduler) -> Signal<Value, Error> {
+        precondition(interval >= .zero, "throttle(_:on:): the interval must not be negative, got \(interval)")
+        return Signal.relaying { output in
+            let storage = ThrottleStorage(interval: interval, scheduler: scheduler, output: output)
+            let upstream = observe(Observer { event in storage.receive(event) })
+            return AnyDisposable {
+                upstream.dispose()
+                storage.cancelAll()
+            }
+        }
+    }
+}
+
+extension SignalProducer {
+    /// A producer whose runs throttle the values of a run of this producer. See
+    /// `Signal.throttle(_:on:)`.
+    ///
+    /// Disposing a run interrupts it at once and cancels everything it still has scheduled, so a
+    /// `TestScheduler` has none of its actions pending afterwards.
+    ///
+    /// - Precondition: `interval` is not negative.
+    public func throttle(_ interval: Duration, on scheduler: some TimeScheduler) -> SignalProducer<Value, Error> {
+        precondition(interval >= .zero, "throttle(_:on:): the interval must not be negative, got \(interval)")
+        return lift { $0.throttle(interval, on: scheduler) }
+    }
+}
+
+/// The bookkeeping of one throttle: the value waiting and when the last one was sent. Pure:
+/// `ThrottleStorage` keeps it in a `Locked` and performs what its methods return.
+struct ThrottleStateMachine<Value: Sendable>: Sendable {
+    /// What the storage must do after a value of the upstream.
+    enum ValueAction: Equatable {
+        /// Nothing (the result has ended).
+        case none
+        /// Cancel the scheduled action `cancelling`, if any, then schedule a firing at `due`, and record
+        /// its id with `timerScheduled(_:generation:)`.
+        case scheduleFiring(due: Duration, generation: UInt64, cancelling: UInt64?)
+    }
+
+    let interval: Duration
+    private var pending: Value?
+    /// The instant the last value was sent.
+    private var lastSent: Duration?
+    private var generation: UInt64 = 0
+    private var timer: UInt64?
+    private var isTerminated = false
+
+    init(interval: Duration) {
+        self.interval = interval
+    }
+
+    /// A value arrived at `now`.
+    mutating func value(_ value: Value, now: Duration) -> ValueAction {
+        guard !isTerminated else { return .none }
+        pending = value
+        generation &+= 1
+        let previousTimer = timer
+        timer = nil
+        // The clock never goes back, so the last value was sent at or before `now` (ReactiveSwift checks
+        // it, for `Date`s); a `now` read a little late by a sending thread cannot shorten the interval.
+        let due = lastSent.map { Swift.max($0 + interval, now) } ?? now
+        return .scheduleFiring(due: due, generation: generation, cancelling: previousTimer)
+    }
+
+    /// Records the id of the action scheduled for `generation`, unless a later value superseded it.
+    ///
+    /// - Returns: false if it was superseded: the caller must cancel `id` itself.
+    mutating func timerScheduled(_ id: UInt64, generation: UInt64) -> Bool {
+        guard generation == self.generation, !isTerminated else { return false }
+        timer = id
+        return true
+    }
+
+    /// The firing scheduled for `generation` runs at `now`: the value to send, if any.
+    mutating func fire(generation: UInt64, now: Duration) -> Value? {
+        guard !isTerminated, generation == self.generation, let value = pending.take() else { return nil }
+        timer = nil
+        lastSent = now
+        return value
+    }
+
+    /// The terminal event, scheduled at once, runs: later firings send nothing.
+    mutating func terminate() {
+        isTerminated = true
+        pending = nil
+    }
+}
+
+/// One run of a throttle: decides under the lock, schedules and sends with no lock held.
+private final class ThrottleStorage<Value: Sendable, Error: Swift.Error, Clock: TimeScheduler>: Sendable {
+    private let machine: Locked<ThrottleStateMachine<Value>>
+    private let actions = ScheduledActions()
+    private let scheduler: Clock
+    private let output: Observer<Value, Error>
+
+    init(interval: Duration, scheduler: Clock, output: Observer<Value, Error>) {
+        machine = Locked(ThrottleStateMachine(interval: interval))
+        self.scheduler = scheduler
+        self.output = output
+    }
+
+    /// An event of the upstream; called serially.
+    func receive(_ event: Event<Value, Error>) {
+        guard case let .value(value) = event else {
+            actions.schedule({ scheduler.schedule($0) }) { [self] in
+                machine.withCriticalRegion { $0.terminate() }
+                output.send(event)
+            }
+            return
+        }
+        let now = scheduler.now
+        guard case let .scheduleFiring(due, generation, cancelling) = machine.withCriticalRegion({ $0.value(value, now: now) }) else {
+            return
+        }
+        if let cancelling { actions.cancel(cancelling) }
+        let id = actions.schedule({ scheduler.schedule(after: due - now, action: $0) }) { [self] in
+            let firedAt = scheduler.now
+            if let value = machine.withCriticalRegion({ $0.fire(generation: generation, now: firedAt) }) {
+                output.send(value: value)
+            }
+        }
+        if let id, !machine.withCriticalRegion({ $0.timerScheduled(id, generation: generation) }) {
+            actions.cancel(id)
+        }
+    }
+
+    func cancelAll() {
+        actions.cancelAll()
+    }
+}
