@@ -19,9 +19,9 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
 
     /// The input the row applies to, when it applies to one input value; tables index rows by it.
     @usableFromInline let inputKey: Input?
-    /// For a row with an `inputKey`: makes the function that finds an input among distinct keys
-    /// (compiled where `Input: Equatable` is known, so its comparisons are direct).
-    @usableFromInline let keyLookup: (@Sendable ([Input]) -> @Sendable (Input) -> Int?)?
+    /// For a row with an `inputKey`: how to find an input among a table's distinct keys (made where
+    /// `Input: Equatable` is known, so its comparisons are direct).
+    @usableFromInline let keyIndexing: MappingKeyIndexing<State, Input>?
     /// The input test, `nil` when every input passes; a row with an `inputKey` tests equality to it.
     @usableFromInline let matchesInput: (@Sendable (Input) -> Bool)?
     /// The from-state test, `nil` when every state passes.
@@ -31,13 +31,13 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     init(
         inputKey: Input? = nil,
-        keyLookup: (@Sendable ([Input]) -> @Sendable (Input) -> Int?)? = nil,
+        keyIndexing: MappingKeyIndexing<State, Input>? = nil,
         matchesInput: (@Sendable (Input) -> Bool)?,
         matchesState: (@Sendable (State) -> Bool)?,
         outcome: Outcome
     ) {
         self.inputKey = inputKey
-        self.keyLookup = keyLookup
+        self.keyIndexing = keyIndexing
         self.matchesInput = matchesInput
         self.matchesState = matchesState
         self.outcome = outcome
@@ -55,7 +55,7 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
             outcome = .computed { state, input in compute(state, input).map { ($0.0, effect) } }
         }
         return MappingRow(
-            inputKey: inputKey, keyLookup: keyLookup, matchesInput: matchesInput, matchesState: matchesState,
+            inputKey: inputKey, keyIndexing: keyIndexing, matchesInput: matchesInput, matchesState: matchesState,
             outcome: outcome
         )
     }
@@ -78,27 +78,93 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
             }
         }
         return MappingRow(
-            inputKey: inputKey, keyLookup: keyLookup, matchesInput: matchesInput, matchesState: matchesState,
+            inputKey: inputKey, keyIndexing: keyIndexing, matchesInput: matchesInput, matchesState: matchesState,
             outcome: outcome
         )
     }
 
-    /// Applies the row to `state` and `input`, whose input test already passed: the next state and
-    /// the effect, or `nil` if the row does not apply.
-    @inlinable @inline(__always)
-    func apply(state: State, input: Input) -> (State, SignalProducer<Input, Never>?)? {
-        if let matchesState, !matchesState(state) { return nil }
-        switch outcome {
-        case let .fixed(toState, effect): return (toState, effect)
-        case let .computed(compute): return compute(state, input)
+    /// The row as one function of the state and the input: the next state and the effect, or `nil` if
+    /// the row does not apply. Without `testingInput`, the input test is taken as passed (the row is
+    /// for the input's value).
+    @inlinable
+    func decision(testingInput: Bool) -> MappingKeyIndexing<State, Input>.Decide {
+        let matchesInput = testingInput ? self.matchesInput : nil
+        let matchesState = self.matchesState
+        switch (outcome, matchesInput, matchesState) {
+        case let (.fixed(toState, effect), nil, nil):
+            return { _, _ in (toState, effect) }
+        case let (.fixed(toState, effect), nil, matchesState?):
+            return { state, _ in matchesState(state) ? (toState, effect) : nil }
+        case let (.fixed(toState, effect), matchesInput?, nil):
+            return { _, input in matchesInput(input) ? (toState, effect) : nil }
+        case let (.fixed(toState, effect), matchesInput?, matchesState?):
+            return { state, input in matchesInput(input) && matchesState(state) ? (toState, effect) : nil }
+        case let (.computed(compute), nil, nil):
+            return compute
+        case let (.computed(compute), matchesInput, matchesState):
+            return { state, input in
+                if let matchesInput, !matchesInput(input) { return nil }
+                if let matchesState, !matchesState(state) { return nil }
+                return compute(state, input)
+            }
         }
     }
 }
 
-/// Makes the function that finds an input among distinct keys, for rows keyed by `Input`.
-@inlinable
-func equatableKeyLookup<Input: Equatable & Sendable>() -> @Sendable ([Input]) -> @Sendable (Input) -> Int? {
-    { keys in { input in keys.firstIndex(of: input) } }
+/// How a table finds an input among its distinct keys, made where `Input: Equatable` is known: `find`
+/// when the table is built, `dispatch` for the function that sends each input to its group's rows.
+@usableFromInline
+struct MappingKeyIndexing<State: Sendable, Input: Sendable>: Sendable {
+    @usableFromInline typealias Decide = @Sendable (State, Input) -> (State, SignalProducer<Input, Never>?)?
+
+    /// The position of an input among `keys`.
+    @usableFromInline let find: @Sendable (_ keys: [Input], _ input: Input) -> Int?
+    /// The function that calls `groups[i]` for an input equal to `keys[i]`, `others` for the rest.
+    @usableFromInline let dispatch: @Sendable (_ keys: [Input], _ groups: [Decide], _ others: @escaping Decide) -> Decide
+
+    @inlinable
+    init() where Input: Equatable {
+        find = { keys, input in keys.firstIndex(of: input) }
+        dispatch = { keys, groups, others in
+            switch keys.count {
+            case 1:
+                let key = keys[0], group = groups[0]
+                return { state, input in input == key ? group(state, input) : others(state, input) }
+            case 2:
+                let (key0, key1) = (keys[0], keys[1])
+                let (group0, group1) = (groups[0], groups[1])
+                return { state, input in
+                    input == key0 ? group0(state, input) : input == key1 ? group1(state, input) : others(state, input)
+                }
+            case 3:
+                let (key0, key1, key2) = (keys[0], keys[1], keys[2])
+                let (group0, group1, group2) = (groups[0], groups[1], groups[2])
+                return { state, input in
+                    if input == key0 { return group0(state, input) }
+                    if input == key1 { return group1(state, input) }
+                    return input == key2 ? group2(state, input) : others(state, input)
+                }
+            case 4:
+                let (key0, key1, key2, key3) = (keys[0], keys[1], keys[2], keys[3])
+                let (group0, group1, group2, group3) = (groups[0], groups[1], groups[2], groups[3])
+                return { state, input in
+                    if input == key0 { return group0(state, input) }
+                    if input == key1 { return group1(state, input) }
+                    if input == key2 { return group2(state, input) }
+                    return input == key3 ? group3(state, input) : others(state, input)
+                }
+            default:
+                // Past four values, one comparison per value in turn (the groups' functions are not
+                // copied out of the array unless the input matches).
+                return { state, input in
+                    for position in keys.indices where keys[position] == input {
+                        return groups[position](state, input)
+                    }
+                    return others(state, input)
+                }
+            }
+        }
+    }
 }
 
 // MARK: - input | transition: table rows
@@ -111,7 +177,7 @@ public func | <State: Sendable, Input: Equatable & Sendable>(
 ) -> MappingRow<State, Input> {
     MappingRow(
         inputKey: input,
-        keyLookup: equatableKeyLookup(),
+        keyIndexing: MappingKeyIndexing(),
         matchesInput: { $0 == input },
         matchesState: transition.matches,
         outcome: .fixed(transition.toState, nil)
@@ -137,7 +203,7 @@ public func | <State: Sendable, Input: Equatable & Sendable>(
 ) -> MappingRow<State, Input> {
     MappingRow(
         inputKey: input,
-        keyLookup: equatableKeyLookup(),
+        keyIndexing: MappingKeyIndexing(),
         matchesInput: { $0 == input },
         matchesState: nil,
         outcome: .computed { state, _ in (nextState(state), nil) }
@@ -154,7 +220,7 @@ public func | <State: Sendable, Input: Equatable & Sendable>(
 ) -> MappingRow<State, Input> {
     MappingRow(
         inputKey: input,
-        keyLookup: equatableKeyLookup(),
+        keyIndexing: MappingKeyIndexing(),
         matchesInput: { $0 == input },
         matchesState: nil,
         outcome: .computed { state, input in nextState(state, input).map { ($0, nil) } }

@@ -24,17 +24,7 @@ public struct MappingTable<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     public init(_ rows: [MappingRow<State, Input>]) {
         self.rows = rows
-        let index = MappingTableIndex(rows: rows)
-        let others = index.others
-        guard let findKey = index.findKey else {
-            transition = { state, input in others.apply(state: state, input: input) }
-            return
-        }
-        let groups = index.groups
-        transition = { state, input in
-            guard let position = findKey(input) else { return others.apply(state: state, input: input) }
-            return groups[position].apply(state: state, input: input)
-        }
+        transition = MappingTableIndex(rows: rows).decide
     }
 
     /// The table as a mapping function, for `Automaton(state:mapping:)` or `reduce`. Each call tries
@@ -46,65 +36,56 @@ public struct MappingTable<State: Sendable, Input: Sendable>: Sendable {
     }
 }
 
-/// The rows one input tries, in table order; `isKeyed[i]` says the row is for this group's input value,
-/// so its input test has passed already.
-@usableFromInline
-struct MappingRowGroup<State: Sendable, Input: Sendable>: Sendable {
-    @usableFromInline var rows: [MappingRow<State, Input>] = []
-    @usableFromInline var isKeyed: [Bool] = []
-
-    @inlinable
-    init() {}
-
-    @inlinable
-    mutating func append(_ row: MappingRow<State, Input>, isKeyed: Bool) {
-        rows.append(row)
-        self.isKeyed.append(isKeyed)
-    }
-
-    @inlinable
-    func apply(state: State, input: Input) -> (State, SignalProducer<Input, Never>?)? {
-        for position in rows.indices {
-            let row = rows[position]
-            if !isKeyed[position], let matchesInput = row.matchesInput, !matchesInput(input) { continue }
-            if let result = row.apply(state: state, input: input) { return result }
-        }
-        return nil
-    }
-}
-
-/// A table's rows grouped by input value: the group of each distinct input value of its keyed rows,
-/// and the group of every other input.
+/// A table's rows grouped by input value, compiled into one function: an input equal to a keyed row's
+/// value tries that value's group (its keyed rows and the un-keyed rows, in table order), any other
+/// input tries the un-keyed rows.
 @usableFromInline
 struct MappingTableIndex<State: Sendable, Input: Sendable> {
-    /// Finds an input's group; `nil` when no row is keyed.
-    @usableFromInline var findKey: (@Sendable (Input) -> Int?)?
-    @usableFromInline var groups: [MappingRowGroup<State, Input>] = []
-    @usableFromInline var others = MappingRowGroup<State, Input>()
+    @usableFromInline typealias Decide = MappingKeyIndexing<State, Input>.Decide
+
+    @usableFromInline var decide: Decide
 
     @inlinable
     init(rows: [MappingRow<State, Input>]) {
-        // The distinct input values, in order of first appearance, and the lookup over them.
+        // The distinct input values, in order of first appearance.
         var keys: [Input] = []
-        var makeLookup: (@Sendable ([Input]) -> @Sendable (Input) -> Int?)?
+        var indexing: MappingKeyIndexing<State, Input>?
         for row in rows {
-            guard let key = row.inputKey, let lookup = row.keyLookup else { continue }
-            makeLookup = lookup
-            if lookup(keys)(key) == nil { keys.append(key) }
+            guard let key = row.inputKey, let rowIndexing = row.keyIndexing else { continue }
+            indexing = rowIndexing
+            if rowIndexing.find(keys, key) == nil { keys.append(key) }
         }
-        guard let makeLookup else {
-            for row in rows { others.append(row, isKeyed: false) }
+        let others = Self.group(rows.filter { $0.inputKey == nil }.map { $0.decision(testingInput: true) })
+        guard let indexing else {
+            decide = others
             return
         }
-        let findKey = makeLookup(keys)
-        self.findKey = findKey
-        groups = Array(repeating: MappingRowGroup(), count: keys.count)
+        var groups: [[Decide]] = Array(repeating: [], count: keys.count)
         for row in rows {
-            if let key = row.inputKey, let position = findKey(key) {
-                groups[position].append(row, isKeyed: true)
+            if let key = row.inputKey, let position = indexing.find(keys, key) {
+                groups[position].append(row.decision(testingInput: false))
             } else {
-                for position in groups.indices { groups[position].append(row, isKeyed: false) }
-                others.append(row, isKeyed: false)
+                let decision = row.decision(testingInput: true)
+                for position in groups.indices { groups[position].append(decision) }
+            }
+        }
+        decide = indexing.dispatch(keys, groups.map(Self.group), others)
+    }
+
+    /// The rows of a group as one function: the first that applies wins.
+    @inlinable
+    static func group(_ decisions: [Decide]) -> Decide {
+        switch decisions.count {
+        case 0:
+            return { _, _ in nil }
+        case 1:
+            return decisions[0]
+        default:
+            return { state, input in
+                for decide in decisions {
+                    if let result = decide(state, input) { return result }
+                }
+                return nil
             }
         }
     }
