@@ -111,6 +111,36 @@ struct MappingTableTests {
         #expect(disagreements == [])
     }
 
+    @Test("tables of one to seven input values decide as reduce over the same rows")
+    func tablesOfEveryIndexSizeAgreeWithReduce() {
+        for size in 1...7 {
+            var table: [MappingRow<Int, Int>] = []
+            var mappings: [Automaton<Int, Int>.Mapping] = []
+            for key in 0..<size {
+                let (next, opposite) = (key + 1, -key)  // `=>` binds tighter than `+`
+                table.append(key | key => next)
+                mappings.append(key | key => next)
+                if key == 1 {  // an un-keyed row between keyed ones
+                    table.append({ $0 > 4 } | any => 0)
+                    mappings.append({ $0 > 4 } | any => 0)
+                }
+                table.append(key | [key + 2, key + 3] => opposite)
+                mappings.append(key | [key + 2, key + 3] => opposite)
+            }
+            table.append(any | { state, input in state == input * 2 ? state + input : nil })
+            mappings.append({ state, input in state == input * 2 ? state + input : nil })
+            let tableMapping = MappingTable(table).mapping
+            let reference = reduce(mappings)
+            var disagreements: [String] = []
+            for state in -8...10 {
+                for input in -1...9 where tableMapping(state, input)?.0 != reference(state, input) {
+                    disagreements.append("\(size) keys: (\(state), \(input))")
+                }
+            }
+            #expect(disagreements == [])
+        }
+    }
+
     @Test("each input tries a row's closures at most once, and only the rows of its group")
     func rowsAreTriedOncePerInput() {
         let calls = Recording<String>()
