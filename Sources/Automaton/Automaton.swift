@@ -78,14 +78,13 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// An automaton whose transitions may start effects, fed by `input` and by `send(_:)`.
     ///
     /// - Parameter strategy: `.merge` (every effect runs until it ends) or `.latest` (a successful
-    ///   input replaces the effect previously started at its level). Other strategies are a
-    ///   programming error.
+    ///   input replaces the effect previously started at its level).
     @inlinable
     public convenience init(
         state: State,
         input: Signal<Input, Never>,
         mapping: @escaping EffectMapping,
-        strategy: FlattenStrategy = .merge
+        strategy: AutomatonStrategy = .merge
     ) {
         self.init(state: state, input: input, transition: Self.transition(from: mapping), strategy: strategy)
     }
@@ -99,7 +98,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// An automaton whose transitions may start effects, fed only by `send(_:)`. See
     /// `init(state:input:mapping:strategy:)`.
     @inlinable
-    public convenience init(state: State, mapping: @escaping EffectMapping, strategy: FlattenStrategy = .merge) {
+    public convenience init(state: State, mapping: @escaping EffectMapping, strategy: AutomatonStrategy = .merge) {
         self.init(state: state, input: nil, transition: Self.transition(from: mapping), strategy: strategy)
     }
 
@@ -110,7 +109,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
         state: State,
         input: Signal<Input, Never>?,
         transition: @escaping AutomatonEngine<State, Input>.Transition,
-        strategy: FlattenStrategy
+        strategy: AutomatonStrategy
     ) {
         let engine = AutomatonEngine(state: state, mapping: transition, strategy: strategy)
         self.engine = engine

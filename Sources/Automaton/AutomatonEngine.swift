@@ -46,7 +46,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline @exclusivity(unchecked) var mayHaveRootLatest = false
 
     @inlinable
-    init(state: State, mapping: @escaping Transition, strategy: FlattenStrategy) {
+    init(state: State, mapping: @escaping Transition, strategy: AutomatonStrategy) {
         precondition(
             strategy == .merge || strategy == .latest,
             "Automaton supports the .merge and .latest strategies, not \(strategy). Use .latest to replace running effects, or .merge to keep them all."

@@ -39,7 +39,7 @@ func runAppLauncherDemo() -> Bool {
         print("   (clearing authentication, showing the login screen)")
     }
 
-    let mappings: [Automaton<LauncherState, LauncherInput>.EffectMapping] = [
+    let automaton = Automaton<LauncherState, LauncherInput>(state: .uninitialized, table: [
         /* Input        |      from             to       |   effect    */
         .initialize     | .uninitialized => .initialized | initialize,
         .upgrade        | .initialized   => .upgrading   | upgrade,
@@ -49,8 +49,7 @@ func runAppLauncherDemo() -> Bool {
         .logIn          | .loggedOut     => .loggedIn    | logIn,
         .logOut         | .indexing      => .loggedOut   | logOut,
         .logOut         | .loggedIn      => .loggedOut   | logOut,
-    ]
-    let automaton = Automaton(state: .uninitialized, mapping: reduce(mappings))
+    ])
 
     return play(
         "launcher",

@@ -23,15 +23,14 @@ func runLoginDemo() -> Bool {
     let forceLogoutOK = after(150, send: .logoutOK)
     let canForceLogout: @Sendable (LoginState) -> Bool = { [.loggingIn, .loggedIn].contains($0) }
 
-    let mappings: [Automaton<LoginState, LoginInput>.EffectMapping] = [
+    let automaton = Automaton<LoginState, LoginInput>(state: .loggedOut, strategy: .latest, table: [
         /*  Input      |   fromState => toState         |  Effect        */
         .login       | .loggedOut     => .loggingIn     | loginOK,
-        .loginOK     | .loggingIn     => .loggedIn      | .empty,
+        .loginOK     | .loggingIn     => .loggedIn,
         .logout      | .loggedIn      => .loggingOut    | logoutOK,
-        .logoutOK    | .loggingOut    => .loggedOut     | .empty,
+        .logoutOK    | .loggingOut    => .loggedOut,
         .forceLogout | canForceLogout => .loggingOut    | forceLogoutOK,
-    ]
-    let automaton = Automaton(state: .loggedOut, mapping: reduce(mappings), strategy: .latest)
+    ])
 
     return play(
         "login",

@@ -12,6 +12,8 @@ import Darwin
 let scenarios: [(name: String, run: @Sendable () -> Bool)] = [
     ("RxAutomaton login / logout, with forceLogout racing a pending loginOK (.latest)", runLoginDemo),
     ("Stated AppLauncher: uninitialized → initialized → upgrading → indexing → loggedIn → loggedOut", runAppLauncherDemo),
+    ("Gauntlet traffic light: the inputs are target states, validated by shouldTransition(to:)", runTrafficLightDemo),
+    ("A connection with associated values: a dropped attempt n is retried as attempt n + 1", runConnectionDemo),
 ]
 
 var failed = false

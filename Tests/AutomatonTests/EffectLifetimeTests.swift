@@ -15,7 +15,7 @@ struct EffectLifetimeTests {
     /// second later.
     private static func pollingLoop(
         on scheduler: TestScheduler,
-        strategy: FlattenStrategy
+        strategy: AutomatonStrategy
     ) -> Automaton<Int, Poll> {
         Automaton(state: 0, mapping: { (state: Int, input: Poll) in
             switch input {

@@ -16,7 +16,7 @@ struct TreeMachine {
     let leaf: ControlledEffect<TreeInput>
     let automaton: Automaton<Int, TreeInput>
 
-    init(strategy: FlattenStrategy) {
+    init(strategy: AutomatonStrategy) {
         outer = ControlledEffect("outer", log: log)
         inner = ControlledEffect("inner", log: log)
         leaf = ControlledEffect("leaf", log: log)

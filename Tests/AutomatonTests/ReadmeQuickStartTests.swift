@@ -18,16 +18,14 @@ func makeLoginMachine(
 ) -> Automaton<State, Input> {
     let canForceLogout: @Sendable (State) -> Bool = { [.loggingIn, .loggedIn].contains($0) }
 
-    let mappings: [Automaton<State, Input>.EffectMapping] = [
+    return Automaton(state: .loggedOut, strategy: .latest, table: [
         /*  Input      |   fromState => toState         |  Effect  */
         .login       | .loggedOut     => .loggingIn     | loginOK,
-        .loginOK     | .loggingIn     => .loggedIn      | .empty,
+        .loginOK     | .loggingIn     => .loggedIn,
         .logout      | .loggedIn      => .loggingOut    | logoutOK,
-        .logoutOK    | .loggingOut    => .loggedOut     | .empty,
+        .logoutOK    | .loggingOut    => .loggedOut,
         .forceLogout | canForceLogout => .loggingOut    | logoutOK,
-    ]
-
-    return Automaton(state: .loggedOut, mapping: reduce(mappings), strategy: .latest)
+    ])
 }
 // README-QUICK-START-END
 

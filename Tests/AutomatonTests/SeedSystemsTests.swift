@@ -58,7 +58,7 @@ final class AppLauncher: Sendable {
             services.show("login") { send(.logIn) }  // login successful callback
         }
 
-        let mappings: [Automaton<State, Input>.EffectMapping] = [
+        machine = Automaton(state: .uninitialized, table: [
             /* Input        |      from             to       |   effect    */
             .initialize     | .uninitialized => .initialized | initialize,
 
@@ -72,8 +72,7 @@ final class AppLauncher: Sendable {
 
             .logOut         | .indexing      => .loggedOut   | logOut,
             .logOut         | .loggedIn      => .loggedOut   | logOut,
-        ]
-        machine = Automaton(state: .uninitialized, mapping: reduce(mappings))
+        ])
     }
 
     func initialize() {
@@ -88,11 +87,12 @@ protocol Transitionable: Sendable {
     func shouldTransition(to: Self) -> Bool
 }
 
-/// Gauntlet's `StateMachine`, as an automaton whose input is the target state.
+/// Gauntlet's `StateMachine`, as an automaton whose input is the target state: a one-row table whose
+/// row accepts any input and leads to it when the current state allows it.
 func transitionMachine<State: Transitionable>(initialState: State) -> Automaton<State, State> {
-    Automaton(state: initialState, mapping: { state, target in
-        state.shouldTransition(to: target) ? target : nil
-    })
+    Automaton(state: initialState, table: [
+        any | { state, target in state.shouldTransition(to: target) ? target : nil },
+    ])
 }
 
 enum TrafficLight: Transitionable, Equatable {
@@ -125,21 +125,59 @@ enum Connection: Transitionable, Equatable {
     }
 }
 
+// MARK: Gauntlet (seed 001), continued: a connection whose states and inputs carry values, as a table.
+
+/// A connection manager whose states and inputs carry values: rows match inputs by case, whatever
+/// their associated value (`\.session`), and compute the next state and the effect from the current
+/// state and the input (`attempt n → connect(attempt: n + 1)`).
+enum ConnectionState: Sendable, Equatable {
+    case idle
+    case connecting(attempt: Int)
+    case connected(session: String)
+    case failed(reason: String, attempt: Int)
+
+    /// The attempt in progress, when connecting.
+    var attempt: Int? { if case let .connecting(attempt) = self { attempt } else { nil } }
+    /// The attempt that failed, when failed.
+    var failedAttempt: Int? { if case let .failed(_, attempt) = self { attempt } else { nil } }
+    var isConnected: Bool { if case .connected = self { true } else { false } }
+}
+
+enum ConnectionInput: Sendable, Equatable {
+    case connect
+    case opened(session: String)
+    case dropped(reason: String)
+    case retry
+    case cancel
+
+    var session: String? { if case let .opened(session) = self { session } else { nil } }
+    var reason: String? { if case let .dropped(reason) = self { reason } else { nil } }
+}
+
+/// The connection table. `connect(attempt)` is the effect that tries to connect.
+func connectionMachine(
+    connect: @escaping @Sendable (_ attempt: Int) -> SignalProducer<ConnectionInput, Never>
+) -> Automaton<ConnectionState, ConnectionInput> {
+    Automaton(state: .idle, strategy: .latest, table: [
+        /* Input  | from => to, or { state, value in next state }                        | effect */
+        .connect  | .idle => .connecting(attempt: 1)                                     | connect(1),
+        \.session | { state, session in state.attempt.map { _ in .connected(session: session) } },
+        \.reason  | { state, reason in
+                        state.attempt.map { .failed(reason: reason, attempt: $0) }
+                            ?? (state.isConnected ? .failed(reason: reason, attempt: 0) : nil)
+                    },
+        .retry    | { state, _ in state.failedAttempt.map { .connecting(attempt: $0 + 1) } }
+                                                                                         | { state, _ in connect((state.failedAttempt ?? 0) + 1) },
+        .cancel   | any => .idle,
+    ])
+}
+
 // MARK: Automaton (seed 003): a Mealy mapper whose output is a postponed input.
 
-/// A Mealy machine's map function: the next state and, optionally, an output that is fed back as the
-/// next input once the current one has been processed.
-typealias MealyMapper<State, Input> = @Sendable (State, Input) -> (State, Input?)
-
-/// Expresses a Mealy mapper as an automaton: the output becomes an effect that sends it.
-func mealyAutomaton<State: Sendable, Input: Sendable>(
-    state: State,
-    mapper: @escaping MealyMapper<State, Input>
-) -> Automaton<State, Input> {
-    Automaton(state: state, mapping: { state, input in
-        let (nextState, output) = mapper(state, input)
-        return (nextState, output.map { SignalProducer(value: $0) } ?? .empty)
-    })
+/// A Mealy machine's output, postponed: an effect that sends it as the next input once the current
+/// one has been processed.
+func postpone<Input: Sendable>(_ output: Input) -> SignalProducer<Input, Never> {
+    SignalProducer(value: output)
 }
 
 struct Playback: Sendable, Equatable {
@@ -150,6 +188,26 @@ struct Playback: Sendable, Equatable {
 
 enum PlaybackInput: Sendable, Equatable {
     case select(String), loaded(String), play, pause
+
+    var selected: String? { if case let .select(video) = self { video } else { nil } }
+    var loadedVideo: String? { if case let .loaded(video) = self { video } else { nil } }
+}
+
+/// The video player's Mealy mapper as a table: each row gives the next state and, as an effect, the
+/// output; the last row keeps the state, with no output, for every other input (as the mapper's
+/// `default` does).
+func playbackMachine() -> Automaton<Playback, PlaybackInput> {
+    Automaton(state: Playback(), table: [
+        \.selected    | { _, video in Playback(video: video, isLoading: true) }
+                      | { _, input in postpone(.loaded(input.selected ?? "")) },
+        \.loadedVideo | { state, video in video == state.video ? Playback(video: video) : nil }
+                      | postpone(.play),
+        .play         | { state, _ in
+                            state.isLoading || state.video == nil ? nil : Playback(video: state.video, isPlaying: true)
+                        },
+        .pause        | { state, _ in Playback(video: state.video, isLoading: state.isLoading) },
+        any           | { state, _ in state },
+    ])
 }
 
 @Suite("The seed systems (BRIEF §7)")
@@ -245,26 +303,7 @@ struct SeedSystemsTests {
 
     @Test("Mealy mapper: an output is a postponed input, processed after the current input")
     func mealyMapperOutputIsPostponedInput() {
-        let mapper: MealyMapper<Playback, PlaybackInput> = { state, input in
-            var state = state
-            switch input {
-            case let .select(video):
-                state = Playback(video: video, isLoading: true)
-                return (state, .loaded(video))
-            case let .loaded(video) where video == state.video:
-                state.isLoading = false
-                return (state, .play)
-            case .play where !state.isLoading && state.video != nil:
-                state.isPlaying = true
-                return (state, nil)
-            case .pause:
-                state.isPlaying = false
-                return (state, nil)
-            default:
-                return (state, nil)
-            }
-        }
-        let machine = mealyAutomaton(state: Playback(), mapper: mapper)
+        let machine = playbackMachine()
         let log = Recording<String>()
         machine.replies.observeValues { log.append("reply \($0.input)") }
         machine.state.signal.observeValues { log.append("state \($0.video ?? "-") loading=\($0.isLoading) playing=\($0.isPlaying)") }
@@ -277,6 +316,48 @@ struct SeedSystemsTests {
             "state intro loading=false playing=false", "reply loaded(\"intro\")",
             "state intro loading=false playing=true", "reply play",
             "state intro loading=false playing=false", "reply pause",
+        ])
+    }
+}
+
+@Suite("Seed 001 as a table: a connection with associated values")
+struct ConnectionTableTests {
+    @Test("rows bind the inputs' values and compute attempt n → connect(attempt: n + 1) from the state")
+    func connectionRetriesWithTheNextAttempt() {
+        let attempts = Recording<Int>()
+        // The server drops the first attempt and accepts the second, each answering at once.
+        let machine = connectionMachine { attempt in
+            attempts.append(attempt)
+            return SignalProducer(value: attempt == 1 ? .dropped(reason: "timeout") : .opened(session: "s\(attempt)"))
+        }
+        let replies = machine.replies.record()
+        let states = machine.state.signal.record()
+
+        machine.send(.connect)
+        machine.send(.retry)
+        machine.send(.retry)        // refused: connected, nothing failed
+        machine.send(.opened(session: "late"))  // refused: not connecting
+        machine.send(.dropped(reason: "reset"))
+        machine.send(.cancel)
+
+        #expect(attempts.values == [1, 2])
+        #expect(states.values == [
+            .value(.connecting(attempt: 1)),
+            .value(.failed(reason: "timeout", attempt: 1)),
+            .value(.connecting(attempt: 2)),
+            .value(.connected(session: "s2")),
+            .value(.failed(reason: "reset", attempt: 0)),
+            .value(.idle),
+        ])
+        #expect(replies.values == [
+            .value(.success(.connect, .idle, .connecting(attempt: 1))),
+            .value(.success(.dropped(reason: "timeout"), .connecting(attempt: 1), .failed(reason: "timeout", attempt: 1))),
+            .value(.success(.retry, .failed(reason: "timeout", attempt: 1), .connecting(attempt: 2))),
+            .value(.success(.opened(session: "s2"), .connecting(attempt: 2), .connected(session: "s2"))),
+            .value(.failure(.retry, .connected(session: "s2"))),
+            .value(.failure(.opened(session: "late"), .connected(session: "s2"))),
+            .value(.success(.dropped(reason: "reset"), .connected(session: "s2"), .failed(reason: "reset", attempt: 0))),
+            .value(.success(.cancel, .failed(reason: "reset", attempt: 0), .idle)),
         ])
     }
 }

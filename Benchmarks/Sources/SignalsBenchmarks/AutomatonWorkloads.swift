@@ -24,9 +24,14 @@ func countReplies<State, Input>(of automaton: Automaton<State, Input>, into coun
 }
 
 func automatonW2(name: String, count: Int, mapping: @escaping Automaton<LoginState, LoginInput>.Mapping) -> Workload {
+    automatonW2(name: name, count: count) { Automaton(state: .loggedOut, mapping: mapping) }
+}
+
+/// W2 on the automaton `make` builds (in the login machine's initial state, without effects).
+func automatonW2(name: String, count: Int, make: @escaping () -> Automaton<LoginState, LoginInput>) -> Workload {
     Workload(name: name, events: count) {
         let counts = ReplyCounts()
-        let automaton = Automaton<LoginState, LoginInput>(state: .loggedOut, mapping: mapping)
+        let automaton = make()
         countReplies(of: automaton, into: counts)
         let count = opaque(count)
         let cycle = opaque(loginCycle)
@@ -59,9 +64,14 @@ func w3Mapping() -> Automaton<LoginState, LoginInput>.EffectMapping {
 
 func automatonW3(name: String = "W3 Automaton", count: Int,
                  mapping: @escaping Automaton<LoginState, LoginInput>.EffectMapping = w3Mapping()) -> Workload {
+    automatonW3(name: name, count: count) { Automaton(state: .loggedOut, mapping: mapping, strategy: .merge) }
+}
+
+/// W3 on the automaton `make` builds (W3's table, in the login machine's initial state, `.merge`).
+func automatonW3(name: String, count: Int, make: @escaping () -> Automaton<LoginState, LoginInput>) -> Workload {
     Workload(name: name, events: count) {
         let counts = ReplyCounts()
-        let automaton = Automaton<LoginState, LoginInput>(state: .loggedOut, mapping: mapping, strategy: .merge)
+        let automaton = make()
         countReplies(of: automaton, into: counts)
         let count = opaque(count)
         return {

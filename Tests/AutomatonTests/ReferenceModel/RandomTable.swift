@@ -263,7 +263,7 @@ enum CaseKind: String, Sendable, CaseIterable, CustomStringConvertible {
 
     var isLatest: Bool { self == .synchronousLatest || self == .virtualTimeLatest }
     var usesVirtualTime: Bool { self == .virtualTimeLatest || self == .virtualTimeMerge }
-    var strategy: FlattenStrategy { isLatest ? .latest : .merge }
+    var strategy: AutomatonStrategy { isLatest ? .latest : .merge }
     var description: String { rawValue }
 }
 

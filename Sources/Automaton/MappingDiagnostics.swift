@@ -1,0 +1,62 @@
+// Rows written wrongly, made to fail with a message that says what to write instead. Each overload
+// below is unavailable: it is only chosen when nothing valid fits, and then its message is the error.
+
+/// A mis-ordered row, `fromState => toState | input`: the input comes first.
+@available(
+    *, unavailable,
+    message: "write the input first: `input | fromState => toState | effect`, for example `.login | .loggedOut => .loggingIn | loginOK`"
+)
+public func | <State: Sendable, Input: Sendable>(
+    transition: Transition<State>,
+    input: Input
+) -> MappingRow<State, Input> {
+    fatalError("unavailable")
+}
+
+/// A row without `=>`, `input | fromState | toState`: the from-state and the to-state are joined by `=>`.
+@available(
+    *, unavailable,
+    message: "join the from-state and the to-state with `=>`: `input | fromState => toState | effect`, for example `.login | .loggedOut => .loggingIn | loginOK`"
+)
+public func | <State: Sendable, Input: Sendable>(
+    input: Input,
+    fromState: State
+) -> MappingRow<State, Input> {
+    fatalError("unavailable")
+}
+
+/// The second half of a row without `=>`, `input | fromState | toState`.
+@available(
+    *, unavailable,
+    message: "join the from-state and the to-state with `=>`: `input | fromState => toState | effect`, for example `.login | .loggedOut => .loggingIn | loginOK`"
+)
+public func | <State: Sendable, Input: Sendable>(
+    row: MappingRow<State, Input>,
+    toState: State
+) -> MappingRow<State, Input> {
+    fatalError("unavailable")
+}
+
+/// An effect that can fail: effects are `SignalProducer<Input, Never>`.
+@available(
+    *, unavailable,
+    message: "an effect cannot fail: handle its error first, for example `effect.flatMapError { _ in SignalProducer(value: .failed) }` to turn it into an input, or `effect.flatMapError { _ in .empty }` to ignore it"
+)
+public func | <State: Sendable, Input: Sendable, Failure: Error>(
+    row: MappingRow<State, Input>,
+    effect: SignalProducer<Input, Failure>
+) -> MappingRow<State, Input> {
+    fatalError("unavailable")
+}
+
+/// An effect that can fail, in a mapping (`[Automaton<State, Input>.EffectMapping]`).
+@available(
+    *, unavailable,
+    message: "an effect cannot fail: handle its error first, for example `effect.flatMapError { _ in SignalProducer(value: .failed) }` to turn it into an input, or `effect.flatMapError { _ in .empty }` to ignore it"
+)
+public func | <State: Sendable, Input: Sendable, Failure: Error>(
+    mapping: @escaping Automaton<State, Input>.Mapping,
+    effect: SignalProducer<Input, Failure>
+) -> Automaton<State, Input>.EffectMapping {
+    fatalError("unavailable")
+}

@@ -1,0 +1,296 @@
+// The rows of a mapping table written with `Automaton(state:strategy:) { ... }` (see
+// `MappingTableBuilder`). Each row is a concrete struct, so that in the builder, where its type is
+// known, `.login | .loggedOut => .loggingIn | effect` resolves without searching the operators.
+
+/// One row of a mapping table: which inputs and states it applies to, the state it leads to, and the
+/// effect it starts. Made with the table operators, `input | fromState => toState | effect`.
+///
+/// A row is a value: it starts nothing until an automaton applies it, and its closures are called on
+/// the thread processing the input, with no lock held.
+public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
+    /// What the row does once its input and state tests pass.
+    @usableFromInline
+    enum Outcome: Sendable {
+        /// Always the same state and effect (`nil`: none).
+        case fixed(State, SignalProducer<Input, Never>?)
+        /// Computed from the state and input; `nil` when the row declines them after all.
+        case computed(@Sendable (State, Input) -> (State, SignalProducer<Input, Never>?)?)
+    }
+
+    /// The input the row applies to, when it applies to one input value; tables index rows by it.
+    @usableFromInline let inputKey: Input?
+    /// For a row with an `inputKey`: how to find an input among a table's distinct keys (made where
+    /// `Input: Equatable` is known, so its comparisons are direct).
+    @usableFromInline let keyIndexing: MappingKeyIndexing<State, Input>?
+    /// The input test, `nil` when every input passes; a row with an `inputKey` tests equality to it.
+    @usableFromInline let matchesInput: (@Sendable (Input) -> Bool)?
+    /// The from-state test, `nil` when every state passes.
+    @usableFromInline let matchesState: (@Sendable (State) -> Bool)?
+    @usableFromInline let outcome: Outcome
+
+    @inlinable
+    init(
+        inputKey: Input? = nil,
+        keyIndexing: MappingKeyIndexing<State, Input>? = nil,
+        matchesInput: (@Sendable (Input) -> Bool)?,
+        matchesState: (@Sendable (State) -> Bool)?,
+        outcome: Outcome
+    ) {
+        self.inputKey = inputKey
+        self.keyIndexing = keyIndexing
+        self.matchesInput = matchesInput
+        self.matchesState = matchesState
+        self.outcome = outcome
+    }
+
+    /// The same row, starting `effect` after its transition (an empty producer: no effect).
+    @inlinable
+    func with(effect: SignalProducer<Input, Never>) -> MappingRow {
+        let effect: SignalProducer<Input, Never>? = effect.isEmpty ? nil : effect
+        let outcome: Outcome
+        switch self.outcome {
+        case let .fixed(toState, _):
+            outcome = .fixed(toState, effect)
+        case let .computed(compute):
+            outcome = .computed { state, input in compute(state, input).map { ($0.0, effect) } }
+        }
+        return MappingRow(
+            inputKey: inputKey, keyIndexing: keyIndexing, matchesInput: matchesInput, matchesState: matchesState,
+            outcome: outcome
+        )
+    }
+
+    /// The same row, starting the effect `effect` computes from the from-state and the input.
+    @inlinable
+    func with(effect: @escaping @Sendable (State, Input) -> SignalProducer<Input, Never>) -> MappingRow {
+        let outcome: Outcome
+        switch self.outcome {
+        case let .fixed(toState, _):
+            outcome = .computed { state, input in
+                let producer = effect(state, input)
+                return (toState, producer.isEmpty ? nil : producer)
+            }
+        case let .computed(compute):
+            outcome = .computed { state, input in
+                guard let (toState, _) = compute(state, input) else { return nil }
+                let producer = effect(state, input)
+                return (toState, producer.isEmpty ? nil : producer)
+            }
+        }
+        return MappingRow(
+            inputKey: inputKey, keyIndexing: keyIndexing, matchesInput: matchesInput, matchesState: matchesState,
+            outcome: outcome
+        )
+    }
+
+    /// The row as one function of the state and the input: the next state and the effect, or `nil` if
+    /// the row does not apply. Without `testingInput`, the input test is taken as passed (the row is
+    /// for the input's value).
+    @inlinable
+    func decision(testingInput: Bool) -> MappingKeyIndexing<State, Input>.Decide {
+        let matchesInput = testingInput ? self.matchesInput : nil
+        let matchesState = self.matchesState
+        switch (outcome, matchesInput, matchesState) {
+        case let (.fixed(toState, effect), nil, nil):
+            return { _, _ in (toState, effect) }
+        case let (.fixed(toState, effect), nil, matchesState?):
+            return { state, _ in matchesState(state) ? (toState, effect) : nil }
+        case let (.fixed(toState, effect), matchesInput?, nil):
+            return { _, input in matchesInput(input) ? (toState, effect) : nil }
+        case let (.fixed(toState, effect), matchesInput?, matchesState?):
+            return { state, input in matchesInput(input) && matchesState(state) ? (toState, effect) : nil }
+        case let (.computed(compute), nil, nil):
+            return compute
+        case let (.computed(compute), matchesInput, matchesState):
+            return { state, input in
+                if let matchesInput, !matchesInput(input) { return nil }
+                if let matchesState, !matchesState(state) { return nil }
+                return compute(state, input)
+            }
+        }
+    }
+}
+
+/// How a table finds an input among its distinct keys, made where `Input: Equatable` is known: `find`
+/// when the table is built, `dispatch` for the function that sends each input to its group's rows.
+@usableFromInline
+struct MappingKeyIndexing<State: Sendable, Input: Sendable>: Sendable {
+    @usableFromInline typealias Decide = @Sendable (State, Input) -> (State, SignalProducer<Input, Never>?)?
+
+    /// The position of an input among `keys`.
+    @usableFromInline let find: @Sendable (_ keys: [Input], _ input: Input) -> Int?
+    /// The function that calls `groups[i]` for an input equal to `keys[i]`, `others` for the rest.
+    @usableFromInline let dispatch: @Sendable (_ keys: [Input], _ groups: [Decide], _ others: @escaping Decide) -> Decide
+
+    @inlinable
+    init() where Input: Equatable {
+        find = { keys, input in keys.firstIndex(of: input) }
+        dispatch = { keys, groups, others in
+            switch keys.count {
+            case 1:
+                let key = keys[0], group = groups[0]
+                return { state, input in input == key ? group(state, input) : others(state, input) }
+            case 2:
+                let (key0, key1) = (keys[0], keys[1])
+                let (group0, group1) = (groups[0], groups[1])
+                return { state, input in
+                    input == key0 ? group0(state, input) : input == key1 ? group1(state, input) : others(state, input)
+                }
+            case 3:
+                let (key0, key1, key2) = (keys[0], keys[1], keys[2])
+                let (group0, group1, group2) = (groups[0], groups[1], groups[2])
+                return { state, input in
+                    if input == key0 { return group0(state, input) }
+                    if input == key1 { return group1(state, input) }
+                    return input == key2 ? group2(state, input) : others(state, input)
+                }
+            case 4:
+                let (key0, key1, key2, key3) = (keys[0], keys[1], keys[2], keys[3])
+                let (group0, group1, group2, group3) = (groups[0], groups[1], groups[2], groups[3])
+                return { state, input in
+                    if input == key0 { return group0(state, input) }
+                    if input == key1 { return group1(state, input) }
+                    if input == key2 { return group2(state, input) }
+                    return input == key3 ? group3(state, input) : others(state, input)
+                }
+            default:
+                // Past four values, one comparison per value in turn (the groups' functions are not
+                // copied out of the array unless the input matches).
+                return { state, input in
+                    for position in keys.indices where keys[position] == input {
+                        return groups[position](state, input)
+                    }
+                    return others(state, input)
+                }
+            }
+        }
+    }
+}
+
+// MARK: - input | transition: table rows
+
+/// A table row for the input equal to `input`, in the transition's from-states.
+@inlinable
+public func | <State: Sendable, Input: Equatable & Sendable>(
+    input: Input,
+    transition: Transition<State>
+) -> MappingRow<State, Input> {
+    MappingRow(
+        inputKey: input,
+        keyIndexing: MappingKeyIndexing(),
+        matchesInput: { $0 == input },
+        matchesState: transition.matches,
+        outcome: .fixed(transition.toState, nil)
+    )
+}
+
+/// A table row for every input the predicate accepts (for example `any`), in the transition's
+/// from-states.
+@inlinable
+public func | <State: Sendable, Input: Sendable>(
+    input: @escaping @Sendable (Input) -> Bool,
+    transition: Transition<State>
+) -> MappingRow<State, Input> {
+    MappingRow(matchesInput: input, matchesState: transition.matches, outcome: .fixed(transition.toState, nil))
+}
+
+/// A table row for the input equal to `input`, in every state, computing the next state from the
+/// current one: `.increment | { $0 + 1 }`.
+@inlinable
+public func | <State: Sendable, Input: Equatable & Sendable>(
+    input: Input,
+    nextState: @escaping @Sendable (State) -> State
+) -> MappingRow<State, Input> {
+    MappingRow(
+        inputKey: input,
+        keyIndexing: MappingKeyIndexing(),
+        matchesInput: { $0 == input },
+        matchesState: nil,
+        outcome: .computed { state, _ in (nextState(state), nil) }
+    )
+}
+
+/// A table row for the input equal to `input`, computing the next state from the current state and
+/// the input; `nil` means the row does not apply (a guard), and the next row is tried:
+/// `.retry | { state, _ in state.attempt.map { .connecting(attempt: $0 + 1) } }`.
+@inlinable
+public func | <State: Sendable, Input: Equatable & Sendable>(
+    input: Input,
+    nextState: @escaping @Sendable (State, Input) -> State?
+) -> MappingRow<State, Input> {
+    MappingRow(
+        inputKey: input,
+        keyIndexing: MappingKeyIndexing(),
+        matchesInput: { $0 == input },
+        matchesState: nil,
+        outcome: .computed { state, input in nextState(state, input).map { ($0, nil) } }
+    )
+}
+
+/// A table row for every input the predicate accepts (for example `any`), computing the next state
+/// from the current state and the input; `nil` means the row does not apply (a guard):
+/// `any | { light, target in light.shouldTransition(to: target) ? target : nil }`.
+@inlinable
+public func | <State: Sendable, Input: Sendable>(
+    input: @escaping @Sendable (Input) -> Bool,
+    nextState: @escaping @Sendable (State, Input) -> State?
+) -> MappingRow<State, Input> {
+    MappingRow(
+        matchesInput: input,
+        matchesState: nil,
+        outcome: .computed { state, input in nextState(state, input).map { ($0, nil) } }
+    )
+}
+
+/// A table row for every input of the case `inputCase` reads (`\.opened`), computing the next state
+/// from the current state and the input's associated value; `nil` means the row does not apply (a
+/// guard): `\.opened | { state, session in state.isConnecting ? .connected(session) : nil }`.
+@inlinable
+public func | <State: Sendable, Input: Sendable, InputValue>(
+    inputCase: KeyPath<Input, InputValue?> & Sendable,
+    nextState: @escaping @Sendable (State, InputValue) -> State?
+) -> MappingRow<State, Input> {
+    MappingRow(
+        matchesInput: nil,
+        matchesState: nil,
+        outcome: .computed { state, input in
+            guard let value = input[keyPath: inputCase], let toState = nextState(state, value) else { return nil }
+            return (toState, nil)
+        }
+    )
+}
+
+// MARK: - row | effect
+
+/// The row, starting `effect` after its transition. Use `.empty` for no effect.
+@inlinable
+public func | <State: Sendable, Input: Sendable>(
+    row: MappingRow<State, Input>,
+    effect: SignalProducer<Input, Never>
+) -> MappingRow<State, Input> {
+    row.with(effect: effect)
+}
+
+/// The row, with an effect written as a closure that receives `send` (the Stated style). `effect` is
+/// called once per transition the row makes, after the transition, on the processing thread; it may
+/// call `send` at once or later, from any thread. The effect lives as long as `send` does (see
+/// `|(_:_:)` for mappings).
+@inlinable
+public func | <State: Sendable, Input: Sendable>(
+    row: MappingRow<State, Input>,
+    effect: @escaping @Sendable (_ send: @escaping @Sendable (Input) -> Void) -> Void
+) -> MappingRow<State, Input> {
+    row.with(effect: SignalProducer<Input, Never> { observer, _ in effect { observer.send(value: $0) } })
+}
+
+/// The row, starting the effect `effect` computes from the from-state and the input
+/// (`attempt n → connect(n + 1)`); `.empty` for none. `effect` is called as part of the mapping, once
+/// when the row applies, on the processing thread: it should only build the producer, which is
+/// started after the transition, exactly once.
+@inlinable
+public func | <State: Sendable, Input: Sendable>(
+    row: MappingRow<State, Input>,
+    effect: @escaping @Sendable (State, Input) -> SignalProducer<Input, Never>
+) -> MappingRow<State, Input> {
+    row.with(effect: effect)
+}

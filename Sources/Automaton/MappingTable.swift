@@ -1,0 +1,92 @@
+// A mapping table: rows tried in order, the first that applies wins, indexed by input when it is built.
+//
+// Rows for one input value (`.login | ...`) are grouped by that value when the table is built; each
+// group keeps, in table order, its own rows and the rows that test inputs otherwise (predicates, `any`,
+// cases). An input then finds its group (one comparison per distinct input value, compiled where
+// `Input: Equatable` is known, so the comparisons are direct) and tries only that group's rows, in
+// table order. So the first row that applies still wins, exactly as with `reduce`, and an input whose
+// value has no row tries only the rows that test inputs otherwise.
+
+/// A mapping table: rows tried in order, the first that applies wins.
+///
+/// Applying a table calls, for one input, only the closures of the rows it tries, in table order; it
+/// holds no lock and keeps no state, so a table may be shared by automata on any threads.
+public struct MappingTable<State: Sendable, Input: Sendable>: Sendable {
+    /// The rows, in table order.
+    public let rows: [MappingRow<State, Input>]
+
+    /// The table as the engine calls it: the next state and the effect (`nil`: none), or `nil` if no
+    /// row applies.
+    @usableFromInline let transition: @Sendable (State, Input) -> (State, SignalProducer<Input, Never>?)?
+
+    /// A table of `rows`, tried in order: the first that applies wins. Rows for one input value are
+    /// indexed by it here, once.
+    @inlinable
+    public init(_ rows: [MappingRow<State, Input>]) {
+        self.rows = rows
+        transition = MappingTableIndex(rows: rows).decide
+    }
+
+    /// The table as a mapping function, for `Automaton(state:mapping:)` or `reduce`. Each call tries
+    /// the rows as the automaton does.
+    @inlinable
+    public var mapping: Automaton<State, Input>.EffectMapping {
+        let transition = transition
+        return { state, input in transition(state, input).map { ($0.0, $0.1 ?? .empty) } }
+    }
+}
+
+/// A table's rows grouped by input value, compiled into one function: an input equal to a keyed row's
+/// value tries that value's group (its keyed rows and the un-keyed rows, in table order), any other
+/// input tries the un-keyed rows.
+@usableFromInline
+struct MappingTableIndex<State: Sendable, Input: Sendable> {
+    @usableFromInline typealias Decide = MappingKeyIndexing<State, Input>.Decide
+
+    @usableFromInline var decide: Decide
+
+    @inlinable
+    init(rows: [MappingRow<State, Input>]) {
+        // The distinct input values, in order of first appearance.
+        var keys: [Input] = []
+        var indexing: MappingKeyIndexing<State, Input>?
+        for row in rows {
+            guard let key = row.inputKey, let rowIndexing = row.keyIndexing else { continue }
+            indexing = rowIndexing
+            if rowIndexing.find(keys, key) == nil { keys.append(key) }
+        }
+        let others = Self.group(rows.filter { $0.inputKey == nil }.map { $0.decision(testingInput: true) })
+        guard let indexing else {
+            decide = others
+            return
+        }
+        var groups: [[Decide]] = Array(repeating: [], count: keys.count)
+        for row in rows {
+            if let key = row.inputKey, let position = indexing.find(keys, key) {
+                groups[position].append(row.decision(testingInput: false))
+            } else {
+                let decision = row.decision(testingInput: true)
+                for position in groups.indices { groups[position].append(decision) }
+            }
+        }
+        decide = indexing.dispatch(keys, groups.map(Self.group), others)
+    }
+
+    /// The rows of a group as one function: the first that applies wins.
+    @inlinable
+    static func group(_ decisions: [Decide]) -> Decide {
+        switch decisions.count {
+        case 0:
+            return { _, _ in nil }
+        case 1:
+            return decisions[0]
+        default:
+            return { state, input in
+                for decide in decisions {
+                    if let result = decide(state, input) { return result }
+                }
+                return nil
+            }
+        }
+    }
+}
