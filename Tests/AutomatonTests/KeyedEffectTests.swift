@@ -62,7 +62,7 @@ struct KeyedEffectTests {
     private static func connectionManager(
         scheduler: TestScheduler,
         policy: EffectPolicy = .latest,
-        strategy: FlattenStrategy = .latest,
+        strategy: AutomatonStrategy = .latest,
         lifetimes: Locked<[Lifetime]> = Locked([])
     ) -> Automaton<Conn, ConnInput> {
         let connect = SignalProducer<ConnInput, Never> { observer, lifetime in
