@@ -56,7 +56,7 @@ struct LongRunningTests {
     }
 
     @Test(
-        "a .latest polling loop keeps flat memory and one tracked effect over 10,000,000 ticks",
+        "a .latest polling loop keeps flat memory and two tracked effects at every reply over 10,000,000 ticks",
         .tags(.long), .enabled(if: LongTests.isEnabled)
     )
     func latestPollingLoopMemoryStaysFlat() async throws {
@@ -93,7 +93,9 @@ struct LongRunningTests {
         let warm = try #require(measured?.warm)
         let after = try #require(measured?.after)
         print("polling loop: resident memory after 1,000,000 ticks: \(warm / 1024) KiB; after 10,000,000: \(after / 1024) KiB")
-        #expect(measured?.tracked == Array(repeating: 1, count: 10))
+        // At each sampled reply the ticking effect has sent its tick but not yet completed, and the next
+        // one is registered: two, at every millionth tick as at the first.
+        #expect(measured?.tracked == Array(repeating: 2, count: 10))
         #expect(after - warm < 4 * 1024 * 1024, "grew by \((after - warm) / 1024) KiB")
     }
 
