@@ -15,7 +15,7 @@ enum SearchInput: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-@Suite("Async effects on virtual time (TestScheduler.clock)")
+@Suite("Async effects on virtual time (TestScheduler.clock)", .disabled(if: SerialJob.isOn, SerialJob.reason))
 struct VirtualTimeEffectTests {
     @Test("under .latest, a new query cancels the sleeping effect of the previous one; only the last one finds")
     func latestCancelsSleepingEffect() async throws {
