@@ -134,7 +134,7 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
         let signal = Signal(core: core)
         let result = try setup(signal, interrupter)
         if !lifetime.hasEnded {
-            startHandler(input, lifetime)
+            callStartHandler(startHandler, input, lifetime)
         }
         withExtendedLifetime(signal) {}
         return result
@@ -186,7 +186,7 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     /// engine). The caller owns `lifetime` and must end it when the run terminates.
     @inlinable
     package func run(_ observer: Observer<Value, Error>, lifetime: Lifetime) {
-        startHandler(observer, lifetime)
+        callStartHandler(startHandler, observer, lifetime)
     }
 
     /// A producer whose runs start this producer and pass its signal through `transform`.
@@ -269,4 +269,24 @@ extension SignalProducer where Error == any Swift.Error {
             lifetime.observeEnded { task.cancel() }
         }
     }
+}
+
+/// Calls a producer's start handler. Every start goes through here, never inlined, to work around a
+/// Swift 6.3 optimizer defect.
+///
+/// The defect: when a function calls a closure that it loaded from a struct passed to it by address
+/// (as `startWithSignal` calls `self.startHandler`), the side effects the compiler computes for that
+/// function, and serializes for other modules, say the struct's contents are only read and never
+/// escape. A caller in release builds then believes that starting a producer cannot change the objects
+/// its start handler captured, and reads them from before the start: a counter the handler increments
+/// reads 0 afterwards, a box the handler fills reads `nil`. A closure passed as an argument and called
+/// is modelled correctly (its captures may be read and written), hence this function.
+/// `SignalProducerTests` and `SignalOwnershipTests` fail in release builds without it.
+@usableFromInline @inline(never)
+func callStartHandler<Value, Error>(
+    _ handler: SignalProducer<Value, Error>.StartHandler,
+    _ observer: Observer<Value, Error>,
+    _ lifetime: Lifetime
+) {
+    handler(observer, lifetime)
 }

@@ -54,7 +54,7 @@ struct SignalOwnershipTests {
         #expect(ends.entries == ["ended"])
     }
 
-    @Test("a run whose disposable and observer are both dropped tells its observer it was interrupted", .enabled(if: BuildMode.isDebug, BuildMode.releaseDefect))
+    @Test("a run whose disposable and observer are both dropped tells its observer it was interrupted")
     func droppedRunTellsItsObserver() {
         let recorder = EventRecorder<Int, Never>()
         let keeper = LockedTestValue<Observer<Int, Never>?>(nil)

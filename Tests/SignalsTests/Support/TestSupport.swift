@@ -232,15 +232,3 @@ enum SerialJob {
     static var isOn: Bool { ProcessInfo.processInfo.environment["SERIAL_JOB"] != nil }
     static let reason: Comment = "hangs when the whole suite runs serially; runs in the debug job"
 }
-
-/// A known defect, found at the end of the session that introduced it: in release builds these three
-/// tests see a producer's start handler skipped (its run ended before the handler ran). They run in the
-/// debug and sanitizer jobs; the release job skips them until the cause is fixed.
-enum BuildMode {
-    #if DEBUG
-    static let isDebug = true
-    #else
-    static let isDebug = false
-    #endif
-    static let releaseDefect: Comment = "known defect: fails in release builds (start handler skipped); see the closing note"
-}
