@@ -14,6 +14,12 @@
 ///
 /// All methods are thread safe. Drive the clock from one thread at a time (actions may call
 /// `advance` themselves): two threads advancing at once would run actions concurrently.
+///
+/// Pending actions are kept until they run or are cancelled, with whatever they capture. The package's
+/// operators never make the scheduler reachable from their own pending actions, so a test that ends
+/// with actions pending frees everything when it drops the scheduler. An observer of yours that
+/// captures the scheduler while an event for it is pending makes a reference cycle, though: end such
+/// a test with `run()`.
 public final class TestScheduler: TimeScheduler {
     private struct Entry {
         /// Stable for the life of the action, across the occurrences of a repeating one.

@@ -44,6 +44,13 @@ struct DebounceTests {
         scheduler.advance(by: .seconds(5))
         #expect(log.entries == [Heard(.milliseconds(1500), .value(2)), Heard(.milliseconds(2500), .value(3))])
         #expect(scheduler.pendingActionCount == 0)
+        // The observer keeps the scheduler: the test ends the stream, so that nothing is left waiting
+        // in the scheduler for an observer that keeps it (a reference cycle until the action runs).
+        input.sendCompleted()
+        scheduler.advance()
+        #expect(log.entries == [
+            Heard(.milliseconds(1500), .value(2)), Heard(.milliseconds(2500), .value(3)), Heard(.milliseconds(6500), .completed),
+        ])
     }
 
     @Test("debounce drops the waiting value on completion and completes through the scheduler")
@@ -156,8 +163,11 @@ struct DebounceTests {
         })
         input.send(value: 1)
         scheduler.advance(by: .seconds(10))
+        input.sendCompleted()
+        scheduler.run()
         #expect(log.entries == [
             HeardAt(.seconds(1), .value(1)), HeardAt(.seconds(2), .value(2)), HeardAt(.seconds(3), .value(3)),
+            HeardAt(.seconds(10), .completed),
         ])
         withExtendedLifetime(debounced) {}
     }
@@ -213,6 +223,12 @@ struct ThrottleTests {
         scheduler.advance()
         #expect(log.entries == [Heard(.zero, .value(0)), Heard(.seconds(1), .value(2)), Heard(.seconds(4), .value(3))])
         #expect(scheduler.pendingActionCount == 0)
+        // The observer keeps the scheduler: end the stream so that nothing is left waiting for it.
+        input.sendCompleted()
+        scheduler.advance()
+        #expect(log.entries == [
+            Heard(.zero, .value(0)), Heard(.seconds(1), .value(2)), Heard(.seconds(4), .value(3)), Heard(.seconds(4), .completed),
+        ])
     }
 
     @Test("throttle schedules completion at once and drops a value still waiting for its interval")
@@ -287,8 +303,11 @@ struct ThrottleTests {
         })
         input.send(value: 1)
         scheduler.advance(by: .seconds(10))
+        input.sendCompleted()
+        scheduler.run()
         #expect(log.entries == [
             HeardAt(.zero, .value(1)), HeardAt(.seconds(1), .value(2)), HeardAt(.seconds(2), .value(3)),
+            HeardAt(.seconds(10), .completed),
         ])
         withExtendedLifetime(throttled) {}
     }
@@ -316,5 +335,36 @@ struct ThrottleTests {
             #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 >= .milliseconds(1) })
             #expect(scheduler.pendingActionCount == 0)
         }
+    }
+}
+
+@Suite("debounce and throttle: what the scheduler keeps")
+struct DebounceThrottleOwnershipTests {
+    // A test that ends with a terminal event still waiting in its `TestScheduler` drops the scheduler
+    // with the action. Neither the action nor what ends with the result may keep the scheduler or the
+    // result alive, or the scheduler, the operator and the result leak together (a reference cycle that
+    // LeakSanitizer found).
+    @Test(
+        "a scheduler dropped with a debounce's or throttle's terminal event pending is freed, and the result is interrupted",
+        arguments: ["debounce", "throttle"]
+    )
+    func droppedSchedulerIsFreed(operatorName: String) {
+        let recorder = EventRecorder<Int, Never>()
+        let freed = WeakBox<TestScheduler>()
+        do {
+            let scheduler = TestScheduler()
+            freed.object = scheduler
+            let (signal, input) = Signal<Int, Never>.pipe()
+            let result = operatorName == "debounce"
+                ? signal.debounce(.seconds(1), on: scheduler)
+                : signal.throttle(.seconds(1), on: scheduler)
+            result.observe(recorder.observer)
+            input.send(value: 1)
+            scheduler.advance(by: .seconds(2))
+            input.sendCompleted()
+            #expect(scheduler.pendingActionCount == 1)
+        }
+        #expect(freed.object == nil)
+        #expect(recorder.events == [.value(1), .interrupted])
     }
 }

@@ -244,6 +244,9 @@ struct TakeUntilTests {
         })
         input.send(value: 1)
         #expect(log.entries == [.value(1), .value(2), .value(3)])
+        // The observer keeps the input: ending the stream releases it.
+        input.sendCompleted()
+        #expect(log.entries == [.value(1), .value(2), .value(3), .completed])
         withExtendedLifetime(result) {}
     }
 

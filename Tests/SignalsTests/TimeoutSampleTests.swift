@@ -219,6 +219,10 @@ struct SampleTests {
         input.send(value: 1)
         samplerInput.send(value: ())
         #expect(log.entries == [.value(1), .value(2), .value(3)])
+        // The observer keeps both inputs: ending the streams releases it.
+        input.sendCompleted()
+        samplerInput.sendCompleted()
+        #expect(log.entries == [.value(1), .value(2), .value(3), .completed])
         withExtendedLifetime(sampled) {}
     }
 

@@ -21,16 +21,17 @@ extension Signal {
     ) -> Signal<Value, Error> {
         precondition(interval >= .zero, "debounce(_:on:): the interval must not be negative, got \(interval)")
         return Signal.relaying { output in
-            let storage = DebounceStorage(
-                interval: interval,
-                scheduler: scheduler,
-                discardWhenCompleted: discardWhenCompleted,
-                output: output
-            )
-            let upstream = observe(Observer { event in storage.receive(event) })
+            let storage = DebounceStorage(interval: interval, discardWhenCompleted: discardWhenCompleted, output: output)
+            // The scheduler is kept by this observer only, never by what the scheduler holds (the
+            // scheduled actions, the output, what ends with it), so a `TestScheduler` left with pending
+            // actions at the end of a test is freed with them: no reference cycle through it.
+            let upstream = observe(Observer { event in storage.receive(event, on: scheduler) })
+            // What ends with the result keeps the scheduled actions, not the storage: the storage keeps
+            // the result's input (`output`), so keeping it here would keep the result alive by itself.
+            let actions = storage.actions
             return AnyDisposable {
                 upstream.dispose()
-                storage.cancelAll()
+                actions.cancelAll()
             }
         }
     }
@@ -126,21 +127,21 @@ struct DebounceStateMachine<Value: Sendable, Error: Swift.Error>: Sendable {
     }
 }
 
-/// One run of a debounce: decides under the lock, schedules and sends with no lock held.
-private final class DebounceStorage<Value: Sendable, Error: Swift.Error, Clock: TimeScheduler>: Sendable {
+/// One run of a debounce: decides under the lock, schedules and sends with no lock held. It does not
+/// keep the scheduler (see `Signal.debounce`).
+private final class DebounceStorage<Value: Sendable, Error: Swift.Error>: Sendable {
     private let machine: Locked<DebounceStateMachine<Value, Error>>
-    private let actions = ScheduledActions()
-    private let scheduler: Clock
+    /// What it has scheduled and not run yet; cancelled when the result ends.
+    let actions = ScheduledActions()
     private let output: Observer<Value, Error>
 
-    init(interval: Duration, scheduler: Clock, discardWhenCompleted: Bool, output: Observer<Value, Error>) {
+    init(interval: Duration, discardWhenCompleted: Bool, output: Observer<Value, Error>) {
         machine = Locked(DebounceStateMachine(interval: interval, discardWhenCompleted: discardWhenCompleted))
-        self.scheduler = scheduler
         self.output = output
     }
 
-    /// An event of the upstream; called serially.
-    func receive(_ event: Event<Value, Error>) {
+    /// An event of the upstream, to schedule on `scheduler`; called serially.
+    func receive(_ event: Event<Value, Error>, on scheduler: some TimeScheduler) {
         let now = scheduler.now
         switch machine.withCriticalRegion({ $0.receive(event, now: now) }) {
         case .none:
@@ -165,9 +166,5 @@ private final class DebounceStorage<Value: Sendable, Error: Swift.Error, Clock: 
                 output.sendCompleted()
             }
         }
-    }
-
-    func cancelAll() {
-        actions.cancelAll()
     }
 }

@@ -16,11 +16,16 @@ extension Signal {
     public func throttle(_ interval: Duration, on scheduler: some TimeScheduler) -> Signal<Value, Error> {
         precondition(interval >= .zero, "throttle(_:on:): the interval must not be negative, got \(interval)")
         return Signal.relaying { output in
-            let storage = ThrottleStorage(interval: interval, scheduler: scheduler, output: output)
-            let upstream = observe(Observer { event in storage.receive(event) })
+            let storage = ThrottleStorage<Value, Error>(interval: interval, output: output)
+            // The scheduler is kept by this observer only, never by what the scheduler holds (see
+            // `debounce`): no reference cycle through a `TestScheduler` left with pending actions.
+            let upstream = observe(Observer { event in storage.receive(event, on: scheduler) })
+            // What ends with the result keeps the scheduled actions, not the storage: the storage keeps
+            // the result's input (`output`), so keeping it here would keep the result alive by itself.
+            let actions = storage.actions
             return AnyDisposable {
                 upstream.dispose()
-                storage.cancelAll()
+                actions.cancelAll()
             }
         }
     }
@@ -86,7 +91,7 @@ struct ThrottleStateMachine<Value: Sendable>: Sendable {
         return true
     }
 
-    /// The firing scheduled for `generation` runs at `now`: the value to send, if any.
+    /// The firing scheduled for `generation`, due at `now`, runs: the value to send, if any.
     mutating func fire(generation: UInt64, now: Duration) -> Value? {
         guard !isTerminated, generation == self.generation, let value = pending.take() else { return nil }
         timer = nil
@@ -101,21 +106,21 @@ struct ThrottleStateMachine<Value: Sendable>: Sendable {
     }
 }
 
-/// One run of a throttle: decides under the lock, schedules and sends with no lock held.
-private final class ThrottleStorage<Value: Sendable, Error: Swift.Error, Clock: TimeScheduler>: Sendable {
+/// One run of a throttle: decides under the lock, schedules and sends with no lock held. It does not
+/// keep the scheduler (see `Signal.throttle`).
+private final class ThrottleStorage<Value: Sendable, Error: Swift.Error>: Sendable {
     private let machine: Locked<ThrottleStateMachine<Value>>
-    private let actions = ScheduledActions()
-    private let scheduler: Clock
+    /// What it has scheduled and not run yet; cancelled when the result ends.
+    let actions = ScheduledActions()
     private let output: Observer<Value, Error>
 
-    init(interval: Duration, scheduler: Clock, output: Observer<Value, Error>) {
+    init(interval: Duration, output: Observer<Value, Error>) {
         machine = Locked(ThrottleStateMachine(interval: interval))
-        self.scheduler = scheduler
         self.output = output
     }
 
-    /// An event of the upstream; called serially.
-    func receive(_ event: Event<Value, Error>) {
+    /// An event of the upstream, to schedule on `scheduler`; called serially.
+    func receive(_ event: Event<Value, Error>, on scheduler: some TimeScheduler) {
         guard case let .value(value) = event else {
             actions.schedule({ scheduler.schedule($0) }) { [self] in
                 machine.withCriticalRegion { $0.terminate() }
@@ -128,18 +133,15 @@ private final class ThrottleStorage<Value: Sendable, Error: Swift.Error, Clock: 
             return
         }
         if let cancelling { actions.cancel(cancelling) }
+        // The firing counts as sent at the instant it was due, as in ReactiveSwift, so the action needs
+        // no reference to the scheduler.
         let id = actions.schedule({ scheduler.schedule(after: due - now, action: $0) }) { [self] in
-            let firedAt = scheduler.now
-            if let value = machine.withCriticalRegion({ $0.fire(generation: generation, now: firedAt) }) {
+            if let value = machine.withCriticalRegion({ $0.fire(generation: generation, now: due) }) {
                 output.send(value: value)
             }
         }
         if let id, !machine.withCriticalRegion({ $0.timerScheduled(id, generation: generation) }) {
             actions.cancel(id)
         }
-    }
-
-    func cancelAll() {
-        actions.cancelAll()
     }
 }
