@@ -39,6 +39,11 @@ private func loginGraph() -> StateGraph<LoginState, LoginInput> {
     StateGraph(from: .loggedOut, table: loginRows(scheduler: TestScheduler()))
 }
 
+/// The login machine, its effects answering after a second on `scheduler`.
+private func makeLoginMachine(scheduler: TestScheduler) -> Automaton<LoginState, LoginInput> {
+    Automaton(state: .loggedOut, strategy: .latest, table: loginRows(scheduler: scheduler))
+}
+
 private let coveringPath = "path #1 [login, loginOK, logout, logoutOK, login, forceLogout, logoutOK, login, loginOK, forceLogout]"
 
 @Suite("StateGraphTester: model-based tests from a state graph")
@@ -57,6 +62,20 @@ struct StateGraphTesterTests {
         #expect(tester.replay(tester.graph.shortestPaths))
         #expect(tester.failures == [])
         #expect(made.withCriticalRegion { $0 } == 1 + 4)
+    }
+
+    @Test("the README's model-based test passes, with and without effects running")
+    func readmeModelBasedTest() {
+        let graph = loginGraph()
+        // README-GRAPH-TESTER-BEGIN
+        let tester = StateGraphTester(graph) { scheduler in       // a fresh automaton for each path
+            makeLoginMachine(scheduler: scheduler)
+        }
+        let followed = tester.replay()                            // the edge-covering paths, exactly
+        let withEffects = tester.replay(runningEffectsFor: .seconds(1))  // effects run between inputs
+        // README-GRAPH-TESTER-END
+        #expect(followed)
+        #expect(withEffects)
     }
 
     @Test("with effects running, every reply, the effects' included, agrees with the graph")
