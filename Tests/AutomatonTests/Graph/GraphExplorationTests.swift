@@ -159,6 +159,29 @@ struct GraphExplorationTests {
         ])
         #expect(graph.edges.first?.effectKey == EffectKey("connection"))
     }
+
+    @Test("a table's cancelling row keeps its keys: the graph shows them, and the automaton cancels by them")
+    func tableCancellingRow() {
+        let rows: [MappingRow<Socket, SocketInput>] = [
+            .connect    | .disconnected => .connecting   | SignalProducer.never.keyed("connection"),
+            .disconnect | any           => .disconnected | .cancel("connection"),
+        ]
+        let graph = StateGraph(from: Socket.disconnected, table: rows)
+        #expect(graph.edges.map { "\($0.from) \($0.input) \($0.to) \($0.cancelledKeys)" } == [
+            "disconnected connect connecting []",
+            "disconnected disconnect disconnected [connection]",
+            "connecting disconnect disconnected [connection]",
+        ])
+
+        let automaton = Automaton(state: Socket.disconnected, table: rows)
+        let events = automaton.effectEvents.record()
+        automaton.send(.connect)
+        automaton.send(.disconnect)
+        #expect(events.values.compactMap { $0.value.map { "\($0.kind)" } } == [
+            "started(by: connect)", "cancelled(cancelled by disconnect)",
+        ])
+        #expect(automaton.runningEffectCount == 0)
+    }
 }
 
 /// An edge as plain values, to compare whole edge lists.
