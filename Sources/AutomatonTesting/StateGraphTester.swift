@@ -7,9 +7,9 @@ import Testing
 /// what the graph says.
 ///
 /// ```swift
-/// let graph = StateGraph(from: .loggedOut, table: loginTable(effect: .never))
-/// let tester = StateGraphTester(graph) { scheduler in
-///     makeLoginMachine(scheduler: scheduler)
+/// let graph = makeLoginMachine(scheduler: TestScheduler()).graph()
+/// let tester = StateGraphTester(graph) { scheduler in     // a fresh automaton for each path
+///     makeLoginMachine(scheduler: scheduler)              // its effects scheduled on `scheduler`
 /// }
 /// tester.replay()                                 // the graph's edge-covering paths
 /// tester.replay(runningEffectsFor: .seconds(1))   // the same, letting effects run between inputs
@@ -23,7 +23,8 @@ import Testing
 ///   `.success(input, from, to)`, and nothing else may happen (an effect that sends synchronously
 ///   is reported, since it moves the machine off the path). With `checkingRejections`, the first
 ///   time a path reaches a state, each input the graph says it rejects is sent first and must get
-///   exactly `.failure(input, state)` (a failure changes nothing, so the path goes on).
+///   exactly `.failure(input, state)` (a failure changes nothing, so the path goes on); the state a
+///   path ends in is checked so too.
 /// - With `runningEffectsFor: duration`, after each input the scheduler advances by `duration`, and
 ///   every reply, the effects' included, must agree with the graph: a success must be one of its
 ///   edges, a failure one of its rejections, from a state it found, with an input of its alphabet.
@@ -92,22 +93,28 @@ public final class StateGraphTester<State: Hashable & Sendable, Input: Equatable
         let replies = record(automaton)
         if let wrongStart = check(start: path.start, of: automaton) { return wrongStart }
 
+        /// Sends each input the graph says the state at `stateIndex` rejects, once per replay.
+        func checkRejections(at stateIndex: Int, _ at: String) -> String? {
+            guard checkingRejections, checked.insert(stateIndex).inserted else { return nil }
+            let state = graph.states[stateIndex]
+            for inputIndex in graph.rejectedInputIndices(fromIndex: stateIndex) {
+                let input = graph.inputs[inputIndex]
+                automaton.send(input)
+                let expected: [Reply<State, Input>] = [.failure(input, state)]
+                let actual = replies.take()
+                if actual != expected {
+                    return "\(at), rejected input \(input): expected \(describe(expected)), got \(describe(actual))"
+                }
+            }
+            return nil
+        }
+
         for (step, edge) in path.edges.enumerated() {
             let at = "step \(step + 1) (\(edge.input))"
             if automaton.state.value != edge.from {
                 return "\(at): the automaton is in \(automaton.state.value), the graph's path in \(edge.from)"
             }
-            if checkingRejections, checked.insert(edge.fromIndex).inserted {
-                for inputIndex in graph.rejectedInputIndices(fromIndex: edge.fromIndex) {
-                    let input = graph.inputs[inputIndex]
-                    automaton.send(input)
-                    let expected: [Reply<State, Input>] = [.failure(input, edge.from)]
-                    let actual = replies.take()
-                    if actual != expected {
-                        return "\(at), rejected input \(input): expected \(describe(expected)), got \(describe(actual))"
-                    }
-                }
-            }
+            if let failure = checkRejections(at: edge.fromIndex, at) { return failure }
             automaton.send(edge.input)
             let expected: [Reply<State, Input>] = [.success(edge.input, edge.from, edge.to)]
             let actual = replies.take()
@@ -118,6 +125,9 @@ public final class StateGraphTester<State: Hashable & Sendable, Input: Equatable
                 }
                 return message
             }
+        }
+        if let last = path.edges.last {
+            return checkRejections(at: last.toIndex, "at the end, in \(last.to)")
         }
         return nil
     }

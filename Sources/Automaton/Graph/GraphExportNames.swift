@@ -10,7 +10,7 @@ struct DiagramIdentifiers {
     static let reserved: Set<String> = [
         "end", "state", "note", "direction", "class", "classdef", "style", "click", "as", "left", "right", "of",
         "fork", "join", "choice", "default", "linkstyle", "acctitle", "accdescr", "hide_empty_description",
-        "graph", "digraph", "subgraph", "node", "edge", "strict", "start",
+        "graph", "digraph", "subgraph", "node", "edge", "strict", "__start",
     ]
 
     let identifiers: [String]
