@@ -9,9 +9,11 @@ import PackageDescription
 // `swift package reset` or touching this file makes it look again.)
 // Likewise the DSL variants of W2 and W3 need the mapping DSL (a source file there declaring `reduce`);
 // AUTOMATON_DSL=1 or =0 forces that choice.
-func rootAutomatonSources(contain needles: [String], unlessForcedBy variable: String) -> Bool {
+func rootAutomatonSources(
+    in subdirectory: String = "/../Sources/Automaton", contain needles: [String], unlessForcedBy variable: String
+) -> Bool {
     if let forced = ProcessInfo.processInfo.environment[variable] { return forced == "1" }
-    let directory = Context.packageDirectory + "/../Sources/Automaton"
+    let directory = Context.packageDirectory + subdirectory
     let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
     return files.contains { file in
         guard file.hasSuffix(".swift"),
@@ -25,6 +27,10 @@ let automatonEngine = rootAutomatonSources(
     contain: ["public final class Automaton<", "public final class Automaton "], unlessForcedBy: "AUTOMATON_ENGINE")
 let automatonDSL = automatonEngine && rootAutomatonSources(
     contain: ["public func reduce"], unlessForcedBy: "AUTOMATON_DSL")
+// And the state-graph exploration needs `StateGraph` (a file under ../Sources/Automaton/Graph declaring
+// it); AUTOMATON_GRAPH=1 or =0 forces that choice.
+let automatonGraph = automatonEngine && rootAutomatonSources(
+    in: "/../Sources/Automaton/Graph", contain: ["public struct StateGraph<"], unlessForcedBy: "AUTOMATON_GRAPH")
 
 // The benchmark package: a separate package so that only it depends on other packages (OpenCombine as
 // the peer). It depends on the root package by path; the hot loops live in `SignalsBenchmarks`, so the
@@ -50,6 +56,7 @@ let package = Package(
             ],
             swiftSettings: (automatonEngine ? [.define("AUTOMATON_ENGINE")] : [])
                 + (automatonDSL ? [.define("AUTOMATON_DSL")] : [])
+                + (automatonGraph ? [.define("AUTOMATON_GRAPH")] : [])
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -46,7 +46,8 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
     /// The same row, starting `effect` after its transition (an empty producer: no effect).
     @inlinable
     func with(effect: SignalProducer<Input, Never>) -> MappingRow {
-        let effect: SignalProducer<Input, Never>? = effect.isEmpty ? nil : effect
+        // `.empty` is no effect; `.cancel(keys)` is empty too, but carries the keys to cancel.
+        let effect: SignalProducer<Input, Never>? = effect.isEmpty && effect.directive == nil ? nil : effect
         let outcome: Outcome
         switch self.outcome {
         case let .fixed(toState, _):
@@ -68,13 +69,13 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
         case let .fixed(toState, _):
             outcome = .computed { state, input in
                 let producer = effect(state, input)
-                return (toState, producer.isEmpty ? nil : producer)
+                return (toState, producer.isEmpty && producer.directive == nil ? nil : producer)
             }
         case let .computed(compute):
             outcome = .computed { state, input in
                 guard let (toState, _) = compute(state, input) else { return nil }
                 let producer = effect(state, input)
-                return (toState, producer.isEmpty ? nil : producer)
+                return (toState, producer.isEmpty && producer.directive == nil ? nil : producer)
             }
         }
         return MappingRow(

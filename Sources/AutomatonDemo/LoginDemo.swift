@@ -1,20 +1,17 @@
 import Automaton
 
-enum LoginState: String, Sendable, Equatable, CustomStringConvertible {
+enum LoginState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case loggedOut, loggingIn, loggedIn, loggingOut
     var description: String { rawValue }
 }
 
-enum LoginInput: String, Sendable, Equatable, CustomStringConvertible {
+enum LoginInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case login, loginOK, logout, logoutOK, forceLogout
     var description: String { rawValue }
 }
 
-/// The RxAutomaton login machine under `.latest`. A `forceLogout` sent while `loginOK` is still pending
-/// replaces the login effect, so the late `loginOK` never arrives.
-@Sendable
-func runLoginDemo() -> Bool {
-    let scheduler = QueueScheduler(label: "demo.login")
+/// The RxAutomaton login machine under `.latest`, its effects answering on `scheduler`.
+func makeLoginAutomaton(scheduler: some TimeScheduler) -> Automaton<LoginState, LoginInput> {
     func after(_ milliseconds: Int, send input: LoginInput) -> SignalProducer<LoginInput, Never> {
         SignalProducer(value: input).delay(.milliseconds(milliseconds), on: scheduler)
     }
@@ -23,7 +20,7 @@ func runLoginDemo() -> Bool {
     let forceLogoutOK = after(150, send: .logoutOK)
     let canForceLogout: @Sendable (LoginState) -> Bool = { [.loggingIn, .loggedIn].contains($0) }
 
-    let automaton = Automaton<LoginState, LoginInput>(state: .loggedOut, strategy: .latest, table: [
+    return Automaton(state: .loggedOut, strategy: .latest, table: [
         /*  Input      |   fromState => toState         |  Effect        */
         .login       | .loggedOut     => .loggingIn     | loginOK,
         .loginOK     | .loggingIn     => .loggedIn,
@@ -31,6 +28,19 @@ func runLoginDemo() -> Bool {
         .logoutOK    | .loggingOut    => .loggedOut,
         .forceLogout | canForceLogout => .loggingOut    | forceLogoutOK,
     ])
+}
+
+/// The login machine's state graph, explored from a fresh automaton (no effect is started).
+func loginGraph() -> StateGraph<LoginState, LoginInput> {
+    makeLoginAutomaton(scheduler: QueueScheduler(label: "demo.login.graph")).graph()
+}
+
+/// The login machine under `.latest`. A `forceLogout` sent while `loginOK` is still pending
+/// replaces the login effect, so the late `loginOK` never arrives.
+@Sendable
+func runLoginDemo() -> Bool {
+    let scheduler = QueueScheduler(label: "demo.login")
+    let automaton = makeLoginAutomaton(scheduler: scheduler)
 
     return play(
         "login",

@@ -32,8 +32,8 @@ final class AppServices: Sendable {
 }
 
 final class AppLauncher: Sendable {
-    enum State: Sendable, Equatable { case uninitialized, initialized, upgrading, indexing, loggedOut, loggedIn }
-    enum Input: Sendable, Equatable { case initialize, upgrade, indexDatabase, logIn, logOut }
+    enum State: Sendable, Hashable, CaseIterable { case uninitialized, initialized, upgrading, indexing, loggedOut, loggedIn }
+    enum Input: Sendable, Hashable, CaseIterable { case initialize, upgrade, indexDatabase, logIn, logOut }
 
     let machine: Automaton<State, Input>
 
@@ -95,7 +95,7 @@ func transitionMachine<State: Transitionable>(initialState: State) -> Automaton<
     ])
 }
 
-enum TrafficLight: Transitionable, Equatable {
+enum TrafficLight: Transitionable, Hashable, CaseIterable {
     case red, yellow, green
 
     func shouldTransition(to: TrafficLight) -> Bool {
@@ -108,7 +108,7 @@ enum TrafficLight: Transitionable, Equatable {
     }
 }
 
-enum Connection: Transitionable, Equatable {
+enum Connection: Transitionable, Hashable {
     case idle
     case fetching(taskID: Int)
     case success(json: [String: String])
@@ -130,7 +130,7 @@ enum Connection: Transitionable, Equatable {
 /// A connection manager whose states and inputs carry values: rows match inputs by case, whatever
 /// their associated value (`\.session`), and compute the next state and the effect from the current
 /// state and the input (`attempt n → connect(attempt: n + 1)`).
-enum ConnectionState: Sendable, Equatable {
+enum ConnectionState: Sendable, Hashable {
     case idle
     case connecting(attempt: Int)
     case connected(session: String)
@@ -143,7 +143,7 @@ enum ConnectionState: Sendable, Equatable {
     var isConnected: Bool { if case .connected = self { true } else { false } }
 }
 
-enum ConnectionInput: Sendable, Equatable {
+enum ConnectionInput: Sendable, Hashable {
     case connect
     case opened(session: String)
     case dropped(reason: String)
@@ -180,13 +180,13 @@ func postpone<Input: Sendable>(_ output: Input) -> SignalProducer<Input, Never> 
     SignalProducer(value: output)
 }
 
-struct Playback: Sendable, Equatable {
+struct Playback: Sendable, Hashable {
     var video: String?
     var isLoading = false
     var isPlaying = false
 }
 
-enum PlaybackInput: Sendable, Equatable {
+enum PlaybackInput: Sendable, Hashable {
     case select(String), loaded(String), play, pause
 
     var selected: String? { if case let .select(video) = self { video } else { nil } }

@@ -3,12 +3,12 @@ import Signals
 import Testing
 
 /// The RxAutomaton login / logout machine (seed 002), shared by several suites.
-enum LoginState: String, Sendable, Equatable, CustomStringConvertible {
+enum LoginState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case loggedOut, loggingIn, loggedIn, loggingOut
     var description: String { rawValue }
 }
 
-enum LoginInput: String, Sendable, Equatable, CustomStringConvertible {
+enum LoginInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case login, loginOK, logout, logoutOK, forceLogout
     var description: String { rawValue }
 }

@@ -1,0 +1,65 @@
+// The graph as Graphviz DOT, for `dot -Tsvg` or `dot -Tpng`.
+
+extension StateGraph {
+    /// The graph as a Graphviz DOT `digraph`, ending with a newline.
+    ///
+    /// Left to right, rounded boxes: a point node `__start` with an arrow to the initial state, one
+    /// node line per state in the order of `states`, then one edge line per edge in the order of
+    /// `edges`. Edges are labelled as in `mermaid(stateName:inputName:)` (`login / effect`); those
+    /// that start an effect are also drawn bold. The output depends only on the graph, the name and
+    /// the labels, so it is the same on every run.
+    ///
+    /// Node identifiers are those of the Mermaid export (ASCII letters, digits and `_`, unique, no DOT
+    /// keyword); labels are DOT strings with `\` and `"` escaped and line breaks as `\n`.
+    ///
+    /// - Parameters:
+    ///   - name: the graph's name (`digraph "name"`).
+    ///   - stateName: the text shown for a state; by default `String(describing:)`.
+    ///   - inputName: the text shown for an input; by default `String(describing:)`.
+    public func dot(
+        name: String = "automaton",
+        stateName: (State) -> String = { String(describing: $0) },
+        inputName: (Input) -> String = { String(describing: $0) }
+    ) -> String {
+        let names = states.map(stateName)
+        let identifiers = DiagramIdentifiers(names: names).identifiers
+        let inputNames = inputs.map(inputName)
+        var lines = [
+            "digraph \(DOTText.quoted(name)) {",
+            "    rankdir=LR;",
+            "    node [shape=box, style=rounded];",
+            "    __start [shape=point, label=\"\"];",
+        ]
+        for (identifier, name) in zip(identifiers, names) {
+            lines.append("    \(identifier) [label=\(DOTText.quoted(name))];")
+        }
+        lines.append("    __start -> \(identifiers[0]);")
+        for edge in edges {
+            let label = DOTText.quoted(edge.label(inputName: inputNames[edge.inputIndex]))
+            let style = edge.startsEffect ? ", style=bold" : ""
+            lines.append("    \(identifiers[edge.fromIndex]) -> \(identifiers[edge.toIndex]) [label=\(label)\(style)];")
+        }
+        lines.append("}")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Quoting for DOT strings.
+enum DOTText {
+    /// `text` as a double-quoted DOT string: `\` and `"` escaped with `\`, each line break as `\n`.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        var previousWasCarriageReturn = false
+        for character in text.unicodeScalars {
+            defer { previousWasCarriageReturn = character == "\r" }
+            switch character {
+            case "\n": if !previousWasCarriageReturn { result += "\\n" }
+            case "\r": result += "\\n"
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            default: result.unicodeScalars.append(character)
+            }
+        }
+        return result + "\""
+    }
+}

@@ -1,0 +1,70 @@
+// What the Mermaid and DOT exports share: the identifiers of the states in the diagram's source, and
+// the text of each edge's label. Escaping, which differs, is in each format's file.
+
+/// The identifiers of a graph's states in an exported diagram: each state's name with every run of
+/// characters other than ASCII letters and digits turned into one `_`, trimmed of `_` at the ends;
+/// `s` in front of a name that is empty or starts with a digit; `_2`, `_3`, ... after a name already
+/// taken or reserved by either format. Unique, and the same for the same names.
+struct DiagramIdentifiers {
+    /// Words with a meaning of their own in Mermaid state diagrams or in DOT, compared without case.
+    static let reserved: Set<String> = [
+        "end", "state", "note", "direction", "class", "classdef", "style", "click", "as", "left", "right", "of",
+        "fork", "join", "choice", "default", "linkstyle", "acctitle", "accdescr", "hide_empty_description",
+        "graph", "digraph", "subgraph", "node", "edge", "strict", "__start",
+    ]
+
+    let identifiers: [String]
+
+    init(names: [String]) {
+        var taken = Set<String>()
+        var identifiers: [String] = []
+        identifiers.reserveCapacity(names.count)
+        for name in names {
+            let base = Self.sanitized(name)
+            var candidate = base
+            var suffix = 2
+            while Self.reserved.contains(candidate.lowercased()) || taken.contains(candidate) {
+                candidate = "\(base)_\(suffix)"
+                suffix += 1
+            }
+            taken.insert(candidate)
+            identifiers.append(candidate)
+        }
+        self.identifiers = identifiers
+    }
+
+    static func sanitized(_ name: String) -> String {
+        var result = ""
+        var pendingSeparator = false
+        for scalar in name.unicodeScalars {
+            let isIdentifierCharacter = scalar.isASCII
+                && (("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar))
+            if isIdentifierCharacter {
+                if pendingSeparator, !result.isEmpty { result.append("_") }
+                pendingSeparator = false
+                result.unicodeScalars.append(scalar)
+            } else {
+                pendingSeparator = true
+            }
+        }
+        if result.isEmpty || result.unicodeScalars.first.map({ ("0"..."9").contains($0) }) == true {
+            result = "s" + result
+        }
+        return result
+    }
+}
+
+extension StateGraph.Edge {
+    /// The edge's label: the input's name, then what it does about effects, UML style:
+    /// `login / effect`, `connect / effect [connection]`, `disconnect / cancel [connection]`.
+    func label(inputName: String) -> String {
+        var actions: [String] = []
+        if !cancelledKeys.isEmpty {
+            actions.append("cancel [\(cancelledKeys.map(\.description).joined(separator: ", "))]")
+        }
+        if startsEffect {
+            actions.append(effectKey.map { "effect [\($0.description)]" } ?? "effect")
+        }
+        return actions.isEmpty ? inputName : "\(inputName) / \(actions.joined(separator: ", "))"
+    }
+}

@@ -1,0 +1,69 @@
+// The graph as a Mermaid `stateDiagram-v2`, which GitHub renders in a ```mermaid block.
+
+extension StateGraph {
+    /// The graph as Mermaid `stateDiagram-v2` text, ending with a newline.
+    ///
+    /// One `state "label" as id` line per state, in the order of `states`; `[*] --> id` for the
+    /// initial state; then one `from --> to : label` line per edge, in the order of `edges`. A label
+    /// is the input's name, followed by ` / effect` where the transition starts an effect
+    /// (` / effect [key]` for a keyed one) and ` / cancel [keys]` where it cancels keyed effects.
+    /// The output depends only on the graph and the names, so it is the same on every run.
+    ///
+    /// Identifiers are the states' names reduced to ASCII letters, digits and `_`, made unique
+    /// (`connecting(1)` becomes `connecting_1`); the full names are the display labels. Labels are
+    /// escaped with Mermaid's entity codes (`"` as `#quot;`, `#` as `#35;`, `:` as `#58;`, ...), and a
+    /// line break becomes `<br>`.
+    ///
+    /// - Parameters:
+    ///   - stateName: the text shown for a state; by default `String(describing:)`.
+    ///   - inputName: the text shown for an input; by default `String(describing:)`.
+    public func mermaid(
+        stateName: (State) -> String = { String(describing: $0) },
+        inputName: (Input) -> String = { String(describing: $0) }
+    ) -> String {
+        let names = states.map(stateName)
+        let identifiers = DiagramIdentifiers(names: names).identifiers
+        let inputNames = inputs.map(inputName)
+        var lines = ["stateDiagram-v2"]
+        for (identifier, name) in zip(identifiers, names) {
+            lines.append("    state \"\(MermaidText.escaped(name))\" as \(identifier)")
+        }
+        lines.append("    [*] --> \(identifiers[0])")
+        for edge in edges {
+            let label = MermaidText.escaped(edge.label(inputName: inputNames[edge.inputIndex]))
+            lines.append("    \(identifiers[edge.fromIndex]) --> \(identifiers[edge.toIndex]) : \(label)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Escaping for text in Mermaid labels.
+enum MermaidText {
+    /// `text` with every character that could end or change a Mermaid label written as an entity code
+    /// (`#quot;`, `#35;`, ...), and each line break as `<br>`.
+    static func escaped(_ text: String) -> String {
+        var result = ""
+        var previousWasCarriageReturn = false
+        for character in text.unicodeScalars {
+            defer { previousWasCarriageReturn = character == "\r" }
+            switch character {
+            case "\n": if !previousWasCarriageReturn { result += "<br>" }
+            case "\r": result += "<br>"
+            case "\"": result += "#quot;"
+            case "#": result += "#35;"
+            case "%": result += "#37;"
+            case "&": result += "#amp;"
+            case ":": result += "#58;"
+            case ";": result += "#59;"
+            case "<": result += "#lt;"
+            case ">": result += "#gt;"
+            case "\\": result += "#92;"
+            case "{": result += "#123;"
+            case "}": result += "#125;"
+            case "\t": result += " "
+            default: result.unicodeScalars.append(character)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,143 @@
+// The graph of a machine: every state reachable from an initial state through a finite alphabet of
+// inputs, and every transition between them, found by calling the mapping (see
+// `StateGraphExploration.swift`). Analysis, paths and exports live beside it, one concern per file.
+
+/// The states an automaton can reach from an initial state through a finite alphabet of inputs, and
+/// its transitions: what XState calls an adjacency map, found by probing the mapping.
+///
+/// Made by exploration (`StateGraph(from:inputs:mapping:)`, `StateGraph(from:inputs:table:)` or
+/// `automaton.graph(inputs:)`): a breadth-first search that calls the mapping once per (state, input)
+/// pair and never starts an effect. Everything in it is in a stable order, so that exports and paths
+/// are deterministic:
+///
+/// - `states` in order of discovery: the initial state first, then breadth first, each state's
+///   successors in alphabet order;
+/// - `edges` grouped by from-state in the order of `states`, each group in alphabet order;
+/// - the inputs a state rejects, in alphabet order.
+///
+/// The graph is a value: immutable, `Sendable`, and holding no reference to the mapping or automaton.
+/// The alphabet may hold any inputs, sample values of inputs with associated values included; the
+/// graph tells them apart by their position in `inputs`, so `Input` need not be `Equatable`.
+public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable {
+    /// One transition: in `from`, `input` leads to `to`, and may start (or cancel) effects.
+    public struct Edge: Sendable {
+        /// The state the transition leaves.
+        public let from: State
+        /// The input that makes it.
+        public let input: Input
+        /// The state it leads to (possibly `from` itself).
+        public let to: State
+        /// The position of `from` in `states`.
+        public let fromIndex: Int
+        /// The position of `input` in the alphabet, `inputs`.
+        public let inputIndex: Int
+        /// The position of `to` in `states`.
+        public let toIndex: Int
+        /// Whether the transition starts an effect (the mapping returned a producer other than
+        /// `.empty`). The effect itself was never started.
+        public let startsEffect: Bool
+        /// The key of the effect it starts, when that effect is keyed (`producer.keyed(key)`).
+        public let effectKey: EffectKey?
+        /// The keys whose effects the transition cancels (a `.cancel(keys)` row), in row order.
+        public let cancelledKeys: [EffectKey]
+
+        /// An edge; exploration makes them.
+        public init(
+            from: State, input: Input, to: State, fromIndex: Int, inputIndex: Int, toIndex: Int,
+            startsEffect: Bool, effectKey: EffectKey? = nil, cancelledKeys: [EffectKey] = []
+        ) {
+            self.from = from
+            self.input = input
+            self.to = to
+            self.fromIndex = fromIndex
+            self.inputIndex = inputIndex
+            self.toIndex = toIndex
+            self.startsEffect = startsEffect
+            self.effectKey = effectKey
+            self.cancelledKeys = cancelledKeys
+        }
+    }
+
+    /// A sequence of transitions from `start`, each edge leaving the state the previous one reached.
+    public struct Path: Sendable {
+        /// The state the path starts in.
+        public let start: State
+        /// The transitions, in order.
+        public let edges: [Edge]
+
+        /// A path from `start` through `edges`.
+        public init(start: State, edges: [Edge]) {
+            self.start = start
+            self.edges = edges
+        }
+
+        /// The inputs to send, in order.
+        public var inputs: [Input] { edges.map(\.input) }
+
+        /// The state the path ends in.
+        public var end: State { edges.last?.to ?? start }
+    }
+
+    /// The alphabet explored, in the order given.
+    public let inputs: [Input]
+    /// Every state found, in order of discovery; the first is the initial state.
+    public let states: [State]
+    /// Every transition between the states found, grouped by from-state (in the order of `states`),
+    /// each group in alphabet order. Transitions to states past the limit are left out.
+    public let edges: [Edge]
+    /// The most states exploration would record.
+    public let stateLimit: Int
+    /// Whether exploration found more states than `stateLimit`: then `states` holds the first
+    /// `stateLimit` found, and the transitions leading out of them are left out, so that findings
+    /// describe only the explored part.
+    public let reachedStateLimit: Bool
+
+    /// The position of each state in `states`.
+    let stateIndices: [State: Int]
+    /// The edges of each state, as a range of `edges`.
+    let edgeRanges: [Range<Int>]
+    /// The inputs each state rejects, as positions in `inputs`.
+    let rejections: [[Int]]
+    /// The edge by which each state was first reached (`nil` for the initial state): the last step
+    /// of a shortest path to it.
+    let discoveringEdges: [Int?]
+    /// The states with a transition to a state past the limit, which was left out.
+    let statesWithOmittedEdges: Set<Int>
+
+    /// The initial state: where exploration started.
+    public var initialState: State { states[0] }
+
+    /// The position of `state` in `states`, or `nil` if exploration did not find it.
+    public func index(of state: State) -> Int? {
+        stateIndices[state]
+    }
+
+    /// Whether exploration found `state`.
+    public func contains(_ state: State) -> Bool {
+        stateIndices[state] != nil
+    }
+
+    /// The transitions out of `state`, in alphabet order; none if it was not found.
+    public func edges(from state: State) -> ArraySlice<Edge> {
+        guard let index = stateIndices[state] else { return [] }
+        return edges[edgeRanges[index]]
+    }
+
+    /// The inputs of the alphabet that `state` rejects (the mapping returned `nil`), in alphabet
+    /// order; none if it was not found.
+    public func rejectedInputs(in state: State) -> [Input] {
+        guard let index = stateIndices[state] else { return [] }
+        return rejections[index].map { inputs[$0] }
+    }
+
+    /// The positions in `inputs` of the inputs the state at `stateIndex` rejects, in alphabet order.
+    public func rejectedInputIndices(fromIndex stateIndex: Int) -> [Int] {
+        rejections[stateIndex]
+    }
+
+    /// The transition `input` (by its position in `inputs`) makes from the state at `stateIndex`, or
+    /// `nil` if that state rejects it (or its transition was left out at the limit).
+    public func edge(fromIndex stateIndex: Int, inputIndex: Int) -> Edge? {
+        edges[edgeRanges[stateIndex]].first { $0.inputIndex == inputIndex }
+    }
+}

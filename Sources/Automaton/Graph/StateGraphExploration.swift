@@ -1,0 +1,195 @@
+// Exploration: a breadth-first search that probes the mapping with every input of the alphabet in
+// every state it finds. It calls the mapping only: the producers the mapping returns are looked at
+// (empty or not, keyed or cancelling) and dropped, never started, which is safe because effects are
+// cold.
+
+extension StateGraph {
+    /// The state limit exploration uses unless told otherwise: 100,000 states.
+    public static var defaultStateLimit: Int { 100_000 }
+
+    /// The graph of the mapping `mapping` from `initialState` through the alphabet `inputs`.
+    ///
+    /// Breadth first: the initial state, then the states it leads to in alphabet order, and so on.
+    /// The mapping is called once for each state found and each input of the alphabet, on the calling
+    /// thread, in that order; the effects it returns are never started. So the mapping must be pure
+    /// (as the automaton already requires: it calls it exactly once per input): a mapping with side
+    /// effects would perform them during exploration.
+    ///
+    /// - Parameters:
+    ///   - inputs: the alphabet, in the order edges and exports list them. It may hold sample values of
+    ///     inputs with associated values (`.opened(session: "s1")`); inputs are told apart by position.
+    ///   - stateLimit: the most states to record (at least 1). When exploration finds more, it records
+    ///     the first `stateLimit`, leaves out the transitions to the others, explores the recorded
+    ///     ones fully, and sets `reachedStateLimit`. Time and memory are proportional to
+    ///     `min(reachable states, stateLimit) × inputs.count`.
+    public init(
+        from initialState: State,
+        inputs: [Input],
+        stateLimit: Int = defaultStateLimit,
+        mapping: (State, Input) -> (State, SignalProducer<Input, Never>)?
+    ) {
+        self.init(exploringFrom: initialState, inputs: inputs, stateLimit: stateLimit) { state, input in
+            mapping(state, input).map { ($0.0, $0.1) }
+        }
+    }
+
+    /// The graph of the effect-free mapping `mapping` from `initialState` through the alphabet
+    /// `inputs`. See `init(from:inputs:stateLimit:mapping:)` for the order, the purity the mapping
+    /// needs, and the limit.
+    public init(
+        from initialState: State,
+        inputs: [Input],
+        stateLimit: Int = defaultStateLimit,
+        mapping: (State, Input) -> State?
+    ) {
+        self.init(exploringFrom: initialState, inputs: inputs, stateLimit: stateLimit) { state, input in
+            mapping(state, input).map { ($0, nil) }
+        }
+    }
+
+    /// The graph of the mapping table `table` (rows tried in order, the first that applies wins, as
+    /// in `Automaton(state:table:)`) from `initialState` through the alphabet `inputs`. The rows'
+    /// closures are called as during exploration of a mapping: see
+    /// `init(from:inputs:stateLimit:mapping:)`.
+    public init(
+        from initialState: State,
+        inputs: [Input],
+        stateLimit: Int = defaultStateLimit,
+        table: [MappingRow<State, Input>]
+    ) {
+        let transition = MappingTable(table).transition
+        self.init(exploringFrom: initialState, inputs: inputs, stateLimit: stateLimit) { transition($0, $1) }
+    }
+
+    /// The breadth-first search. `transition` answers as the engine's mapping does: the next state and
+    /// the effect, `nil` for none.
+    init(
+        exploringFrom initialState: State,
+        inputs: [Input],
+        stateLimit: Int,
+        transition: (State, Input) -> (State, SignalProducer<Input, Never>?)?
+    ) {
+        precondition(stateLimit >= 1, "A state graph needs room for at least its initial state; stateLimit is \(stateLimit).")
+        var states = [initialState]
+        var stateIndices = [initialState: 0]
+        var edges: [Edge] = []
+        var edgeRanges: [Range<Int>] = []
+        var rejected: [[Int]] = []
+        var discoveringEdges: [Int?] = [nil]
+        var statesWithOmittedEdges = Set<Int>()
+        var reachedStateLimit = false
+
+        var next = 0
+        while next < states.count {
+            let from = states[next]
+            let firstEdge = edges.count
+            var rejectedHere: [Int] = []
+            for (inputIndex, input) in inputs.enumerated() {
+                guard let (to, producer) = transition(from, input) else {
+                    rejectedHere.append(inputIndex)
+                    continue
+                }
+                let toIndex: Int
+                if let known = stateIndices[to] {
+                    toIndex = known
+                } else if states.count < stateLimit {
+                    toIndex = states.count
+                    states.append(to)
+                    stateIndices[to] = toIndex
+                    discoveringEdges.append(edges.count)
+                } else {
+                    reachedStateLimit = true
+                    statesWithOmittedEdges.insert(next)
+                    continue
+                }
+                let effect = EdgeEffect(producer)
+                edges.append(Edge(
+                    from: from, input: input, to: to, fromIndex: next, inputIndex: inputIndex, toIndex: toIndex,
+                    startsEffect: effect.starts, effectKey: effect.key, cancelledKeys: effect.cancelledKeys
+                ))
+            }
+            edgeRanges.append(firstEdge..<edges.count)
+            rejected.append(rejectedHere)
+            next += 1
+        }
+
+        self.inputs = inputs
+        self.states = states
+        self.edges = edges
+        self.stateLimit = stateLimit
+        self.reachedStateLimit = reachedStateLimit
+        self.stateIndices = stateIndices
+        self.edgeRanges = edgeRanges
+        self.rejections = rejected
+        self.discoveringEdges = discoveringEdges
+        self.statesWithOmittedEdges = statesWithOmittedEdges
+    }
+}
+
+extension StateGraph where Input: CaseIterable {
+    /// The graph of `mapping` from `initialState` through every input, `Input.allCases`. See
+    /// `init(from:inputs:stateLimit:mapping:)`.
+    public init(
+        from initialState: State,
+        stateLimit: Int = defaultStateLimit,
+        mapping: (State, Input) -> (State, SignalProducer<Input, Never>)?
+    ) {
+        self.init(from: initialState, inputs: Array(Input.allCases), stateLimit: stateLimit, mapping: mapping)
+    }
+
+    /// The graph of the effect-free `mapping` from `initialState` through every input,
+    /// `Input.allCases`. See `init(from:inputs:stateLimit:mapping:)`.
+    public init(from initialState: State, stateLimit: Int = defaultStateLimit, mapping: (State, Input) -> State?) {
+        self.init(from: initialState, inputs: Array(Input.allCases), stateLimit: stateLimit, mapping: mapping)
+    }
+
+    /// The graph of the mapping table `table` from `initialState` through every input,
+    /// `Input.allCases`. See `init(from:inputs:stateLimit:table:)`.
+    public init(from initialState: State, stateLimit: Int = defaultStateLimit, table: [MappingRow<State, Input>]) {
+        self.init(from: initialState, inputs: Array(Input.allCases), stateLimit: stateLimit, table: table)
+    }
+}
+
+/// What a transition does about effects, read off the producer the mapping returned, which is not
+/// started.
+struct EdgeEffect {
+    var starts = false
+    var key: EffectKey?
+    var cancelledKeys: [EffectKey] = []
+
+    init<Value: Sendable>(_ producer: SignalProducer<Value, Never>?) {
+        guard let producer else { return }
+        switch producer.directive as? EffectDirective {
+        case let .keyed(key, _)?:
+            starts = true
+            self.key = key
+        case let .cancel(keys)?:
+            starts = !producer.isEmpty
+            cancelledKeys = keys
+        case nil:
+            starts = !producer.isEmpty
+        }
+    }
+}
+
+extension Automaton where State: Hashable {
+    /// The graph of this automaton's mapping from its current state (`state.value`, read once, now)
+    /// through the alphabet `inputs`.
+    ///
+    /// The automaton keeps its mapping, so an automaton built from a table is explored without the
+    /// table. Exploration calls the mapping on the calling thread, beside any input the automaton is
+    /// processing, and starts no effect; it neither sends inputs nor changes the automaton. The
+    /// mapping must be pure: see `StateGraph.init(from:inputs:stateLimit:mapping:)` for the order of
+    /// calls and the limit.
+    public func graph(inputs: [Input], stateLimit: Int = StateGraph<State, Input>.defaultStateLimit) -> StateGraph<State, Input> {
+        StateGraph(exploringFrom: state.value, inputs: inputs, stateLimit: stateLimit, transition: engine.mapping)
+    }
+}
+
+extension Automaton where State: Hashable, Input: CaseIterable {
+    /// The graph of this automaton's mapping from its current state through every input,
+    /// `Input.allCases`. See `graph(inputs:stateLimit:)`.
+    public func graph(stateLimit: Int = StateGraph<State, Input>.defaultStateLimit) -> StateGraph<State, Input> {
+        graph(inputs: Array(Input.allCases), stateLimit: stateLimit)
+    }
+}
