@@ -43,7 +43,7 @@ final class LoginViewModel {
 }
 // README-RECIPE-MAIN-ACTOR-END
 
-@Suite("README recipes", .disabled(if: SerialJob.isOn, SerialJob.reason))
+@Suite("README recipes")
 struct ReadmeRecipesTests {
     @Test("a failing async effect sends .didFail, so the machine reaches .failed")
     func failingEffect() async {

@@ -15,7 +15,7 @@ enum SearchInput: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-@Suite("Async effects on virtual time (TestScheduler.clock)", .disabled(if: SerialJob.isOn, SerialJob.reason))
+@Suite("Async effects on virtual time (TestScheduler.clock)")
 struct VirtualTimeEffectTests {
     @Test("under .latest, a new query cancels the sleeping effect of the previous one; only the last one finds")
     func latestCancelsSleepingEffect() async throws {
@@ -23,6 +23,9 @@ struct VirtualTimeEffectTests {
         let clock = scheduler.clock
         let started = Recording<String>()
         let cancelled = Recording<String>()
+        // The cancelled effect's task runs its `catch` on the concurrency pool, after the input that
+        // cancelled it was processed: the test awaits it here rather than assuming it already ran.
+        let (cancellations, cancellation) = AsyncStream<Void>.makeStream()
         let automaton = Automaton<String, SearchInput>(state: "idle", mapping: { _, input in
             switch input {
             case let .query(text):
@@ -32,6 +35,7 @@ struct VirtualTimeEffectTests {
                         try await clock.sleep(for: .milliseconds(300))
                     } catch {
                         cancelled.append(text)
+                        cancellation.yield()
                         throw error
                     }
                     return .found(text)
@@ -65,6 +69,8 @@ struct VirtualTimeEffectTests {
             "success(found(ab), searching ab => showing ab)",
         ])
         #expect(automaton.state.value == "showing ab")
+        var cancellationIterator = cancellations.makeAsyncIterator()
+        await cancellationIterator.next()
         #expect(started.values == ["a", "ab"])
         #expect(cancelled.values == ["a"])
         #expect(scheduler.pendingActionCount == 0)

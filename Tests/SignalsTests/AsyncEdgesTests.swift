@@ -104,7 +104,7 @@ struct StreamTests {
     }
 }
 
-@Suite("TestScheduler.clock: async code on virtual time", .disabled(if: SerialJob.isOn, SerialJob.reason))
+@Suite("TestScheduler.clock: async code on virtual time")
 struct TestClockTests {
     @Test("clock.sleep returns when the scheduler advances past its deadline, not before")
     func sleepWakesOnAdvance() async throws {
@@ -189,7 +189,7 @@ final class MainActorModel {
     var values: [Int] = []
 }
 
-@Suite("Observing on the main actor", .disabled(if: SerialJob.isOn, SerialJob.reason))
+@Suite("Observing on the main actor")
 struct MainActorObservationTests {
     @MainActor
     @Test("observeOnMainActor delivers every event on the main actor, in the order sent from another thread")

@@ -368,3 +368,27 @@ struct DebounceThrottleOwnershipTests {
         #expect(recorder.events == [.value(1), .interrupted])
     }
 }
+
+extension DebounceThrottleOwnershipTests {
+    @Test("a scheduler dropped with a throttled value still waiting for its interval is freed", arguments: [false, true])
+    func droppedSchedulerWithWaitingValueIsFreed(endsUpstream: Bool) {
+        let recorder = EventRecorder<Int, Never>()
+        let freed = WeakBox<TestScheduler>()
+        let (signal, input) = Signal<Int, Never>.pipe()
+        do {
+            let scheduler = TestScheduler()
+            freed.object = scheduler
+            signal.throttle(.seconds(1), on: scheduler).observe(recorder.observer)
+            input.send(value: 1)
+            scheduler.advance()
+            input.send(value: 2)  // waits for the interval: a firing is pending
+            if endsUpstream { input.sendCompleted() }
+            #expect(scheduler.pendingActionCount == (endsUpstream ? 2 : 1))
+        }
+        // While the upstream lives, its observer keeps the scheduler (it still needs it); once the
+        // upstream has ended, nothing does.
+        #expect((freed.object == nil) == endsUpstream)
+        #expect(recorder.events == (endsUpstream ? [.value(1), .interrupted] : [.value(1)]))
+        withExtendedLifetime(input) {}
+    }
+}

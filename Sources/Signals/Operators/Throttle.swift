@@ -91,7 +91,7 @@ struct ThrottleStateMachine<Value: Sendable>: Sendable {
         return true
     }
 
-    /// The firing scheduled for `generation`, due at `now`, runs: the value to send, if any.
+    /// The firing scheduled for `generation` runs at `now`: the value to send, if any.
     mutating func fire(generation: UInt64, now: Duration) -> Value? {
         guard !isTerminated, generation == self.generation, let value = pending.take() else { return nil }
         timer = nil
@@ -133,15 +133,33 @@ private final class ThrottleStorage<Value: Sendable, Error: Swift.Error>: Sendab
             return
         }
         if let cancelling { actions.cancel(cancelling) }
-        // The firing counts as sent at the instant it was due, as in ReactiveSwift, so the action needs
-        // no reference to the scheduler.
+        let clock = SchedulerClock(scheduler, otherwise: due)
         let id = actions.schedule({ scheduler.schedule(after: due - now, action: $0) }) { [self] in
-            if let value = machine.withCriticalRegion({ $0.fire(generation: generation, now: due) }) {
+            // The instant it actually runs: another thread may have moved the clock past `due` before
+            // this action was scheduled, and the next value must wait a whole interval from the send.
+            if let value = machine.withCriticalRegion({ $0.fire(generation: generation, now: clock.now()) }) {
                 output.send(value: value)
             }
         }
         if let id, !machine.withCriticalRegion({ $0.timerScheduled(id, generation: generation) }) {
             actions.cancel(id)
+        }
+    }
+}
+
+/// Reads a scheduler's clock from an action scheduled on that scheduler without keeping it alive: a
+/// scheduler that is an object is held weakly, so that its own pending action does not keep it (a
+/// reference cycle when a test drops its `TestScheduler` with the action pending). A scheduler that is
+/// a value is copied.
+private struct SchedulerClock: Sendable {
+    let now: @Sendable () -> Duration
+
+    /// `fallback` is read if the scheduler is gone (its actions then no longer run anyway).
+    init(_ scheduler: some TimeScheduler, otherwise fallback: Duration) {
+        if let object = scheduler as? any TimeScheduler & AnyObject {
+            now = { [weak object] in object?.now ?? fallback }
+        } else {
+            now = { scheduler.now }
         }
     }
 }

@@ -223,12 +223,3 @@ enum Watchdog {
         #endif
     }
 }
-
-/// CI's serialized jobs (sanitizers, release) set `SERIAL_JOB`: a run of the whole suite one test at a
-/// time hung in the suites that await `TestScheduler.clock` sleeps and main-actor hops (a continuation
-/// never resumed; not reproduced in isolation). Until that is found, those suites run in the debug job
-/// only.
-enum SerialJob {
-    static var isOn: Bool { ProcessInfo.processInfo.environment["SERIAL_JOB"] != nil }
-    static let reason: Comment = "hangs when the whole suite runs serially; runs in the debug job"
-}
