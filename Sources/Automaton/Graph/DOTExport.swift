@@ -48,18 +48,13 @@ extension StateGraph {
 enum DOTText {
     /// `text` as a double-quoted DOT string: `\` and `"` escaped with `\`, each line break as `\n`.
     static func quoted(_ text: String) -> String {
-        var result = "\""
-        var previousWasCarriageReturn = false
-        for character in text.unicodeScalars {
-            defer { previousWasCarriageReturn = character == "\r" }
-            switch character {
-            case "\n": if !previousWasCarriageReturn { result += "\\n" }
-            case "\r": result += "\\n"
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            default: result.unicodeScalars.append(character)
+        let escaped = DiagramText.rewritten(text, lineBreak: "\\n") { scalar in
+            switch scalar {
+            case "\"": "\\\""
+            case "\\": "\\\\"
+            default: nil
             }
         }
-        return result + "\""
+        return "\"" + escaped + "\""
     }
 }

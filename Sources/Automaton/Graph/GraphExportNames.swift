@@ -1,5 +1,6 @@
-// What the Mermaid and DOT exports share: the identifiers of the states in the diagram's source, and
-// the text of each edge's label. Escaping, which differs, is in each format's file.
+// What the Mermaid and DOT exports share: the identifiers of the states in the diagram's source, the
+// text of each edge's label, and the walk that escapes a label. What each format escapes, and how, is in
+// its own file.
 
 /// The identifiers of a graph's states in an exported diagram: each state's name with every run of
 /// characters other than ASCII letters and digits turned into one `_`, trimmed of `_` at the ends;
@@ -66,5 +67,33 @@ extension StateGraph.Edge {
             actions.append(effectKey.map { "effect [\($0.description)]" } ?? "effect")
         }
         return actions.isEmpty ? inputName : "\(inputName) / \(actions.joined(separator: ", "))"
+    }
+}
+
+/// The walk both formats escape labels with.
+enum DiagramText {
+    /// `text` rewritten scalar by scalar: each line break (`\n`, `\r` or `\r\n`) becomes `lineBreak`,
+    /// and every other scalar becomes what `replacement` returns for it, or stays as it is for `nil`.
+    static func rewritten(
+        _ text: String,
+        lineBreak: String,
+        replacement: (Unicode.Scalar) -> String?
+    ) -> String {
+        var result = ""
+        var previousWasCarriageReturn = false
+        for scalar in text.unicodeScalars {
+            defer { previousWasCarriageReturn = scalar == "\r" }
+            switch scalar {
+            case "\n": if !previousWasCarriageReturn { result += lineBreak }
+            case "\r": result += lineBreak
+            default:
+                if let replaced = replacement(scalar) {
+                    result += replaced
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result
     }
 }

@@ -42,28 +42,22 @@ enum MermaidText {
     /// `text` with every character that could end or change a Mermaid label written as an entity code
     /// (`#quot;`, `#35;`, ...), and each line break as `<br>`.
     static func escaped(_ text: String) -> String {
-        var result = ""
-        var previousWasCarriageReturn = false
-        for character in text.unicodeScalars {
-            defer { previousWasCarriageReturn = character == "\r" }
-            switch character {
-            case "\n": if !previousWasCarriageReturn { result += "<br>" }
-            case "\r": result += "<br>"
-            case "\"": result += "#quot;"
-            case "#": result += "#35;"
-            case "%": result += "#37;"
-            case "&": result += "#amp;"
-            case ":": result += "#58;"
-            case ";": result += "#59;"
-            case "<": result += "#lt;"
-            case ">": result += "#gt;"
-            case "\\": result += "#92;"
-            case "{": result += "#123;"
-            case "}": result += "#125;"
-            case "\t": result += " "
-            default: result.unicodeScalars.append(character)
+        DiagramText.rewritten(text, lineBreak: "<br>") { scalar in
+            switch scalar {
+            case "\"": "#quot;"
+            case "#": "#35;"
+            case "%": "#37;"
+            case "&": "#amp;"
+            case ":": "#58;"
+            case ";": "#59;"
+            case "<": "#lt;"
+            case ">": "#gt;"
+            case "\\": "#92;"
+            case "{": "#123;"
+            case "}": "#125;"
+            case "\t": " "
+            default: nil
             }
         }
-        return result
     }
 }
