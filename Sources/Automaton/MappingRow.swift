@@ -300,5 +300,5 @@ extension SignalProducer where Error == Never {
     /// Whether this effect does nothing at all: `.empty` carrying no directive. A keyed `.empty` still
     /// starts (and ends at once), and a `.cancel(key)` row cancels.
     @inlinable
-    var startsNothing: Bool { isEmpty && directive == nil }
+    var startsNothing: Bool { isEmpty && !hasDirective }
 }
