@@ -19,7 +19,7 @@ let package = Package(
         .target(name: "AutomatonTesting", dependencies: ["Automaton", "Signals"]),
         .executableTarget(name: "AutomatonDemo", dependencies: ["Automaton", "Signals"]),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
-        .testTarget(name: "AutomatonTests", dependencies: ["Automaton", "Signals"]),
+        .testTarget(name: "AutomatonTests", dependencies: ["Automaton", "AutomatonTesting", "Signals"]),
         .testTarget(name: "AutomatonTestingTests", dependencies: ["AutomatonTesting", "Automaton", "Signals"]),
     ],
     swiftLanguageModes: [.v6]

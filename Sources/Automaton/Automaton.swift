@@ -132,7 +132,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     static func transition(from mapping: @escaping EffectMapping) -> AutomatonEngine<State, Input>.Transition {
         { state, input in
             guard let (toState, effect) = mapping(state, input) else { return nil }
-            return (toState, effect.isEmpty && effect.directive == nil ? nil : effect)
+            return (toState, effect.startsNothing ? nil : effect)
         }
     }
 

@@ -159,7 +159,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     // MARK: Effects
 
-    @usableFromInline
+    @inlinable
     func start(_ effect: SignalProducer<Input, Never>, as id: EffectID, lifetime: Lifetime) {
         // The lifetime has already ended if the effect was cancelled before it could start.
         guard !lifetime.hasEnded else { return }
@@ -177,7 +177,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }, lifetime: lifetime)
     }
 
-    @usableFromInline
+    @inlinable
     func effectEnded(_ id: EffectID) {
         let (token, key, next, completeReplies) = machine.withCriticalRegion { $0.effectEnded(id) }
         guard let token else { return }
@@ -195,7 +195,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     }
 
     /// Every input has been processed and every effect has ended after the input completed.
-    @usableFromInline
+    @inlinable
     func complete() {
         repliesInput.sendCompleted()
         effectEventsInput.sendCompleted()

@@ -376,13 +376,17 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         }
     }
 
-    /// Removes `first` and every effect it started, transitively, collecting them.
+    /// Removes `first` and every effect it started, transitively, collecting those still running. An
+    /// effect that has ended (and is only kept for its queued inputs, now dropped) was reported ended
+    /// and its lifetime has ended: it is not reported again.
     @inlinable
     mutating func cancelChain(from first: EffectID, into cancelled: inout [CancelledEffect], byCancelRow: Bool) {
         var current: EffectID? = first
         while let id = current, let node = nodes.removeValue(forKey: id) {
-            cancelled.append(CancelledEffect(id: id, key: node.key, token: node.token, byCancelRow: byCancelRow))
-            if !node.hasEnded { runningEffects -= 1 }
+            if !node.hasEnded {
+                cancelled.append(CancelledEffect(id: id, key: node.key, token: node.token, byCancelRow: byCancelRow))
+                runningEffects -= 1
+            }
             current = node.latestChild
         }
     }
@@ -466,7 +470,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     /// Stops everything: no input is processed any more and every tracked effect is forgotten.
     ///
-    /// - Returns: the tokens of every tracked effect in the order the effects started, if the caller
+    /// - Returns: the tokens of every running or waiting effect, in the order of their numbers, if the caller
     ///   now holds the processing role and must perform `termination` itself (then give the role up
     ///   with `giveUpRoleAfterTermination()`); `nil` if already terminated, or if another thread holds
     ///   the role: that thread performs it when it finishes the input in hand (see `next()`).
@@ -476,7 +480,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         phase = .terminated
         blockFastPath()
         queue.removeAll()
-        var effects = nodes.sorted { $0.key < $1.key }.map {
+        // Effects that have ended were reported so; only their queued inputs were left.
+        var effects = nodes.filter { !$0.value.hasEnded }.sorted { $0.key < $1.key }.map {
             CancelledEffect(id: $0.key, key: $0.value.key, token: $0.value.token, byCancelRow: false)
         }
         // The waiting effects' producers go out with the last entry, to be released unlocked.

@@ -4,23 +4,47 @@ import Signals
 ///
 /// Effects with equal keys form a group that their policy (`EffectPolicy`) governs and that a
 /// `.cancel(key)` row cancels. Keys of different types never compare equal.
-public struct EffectKey: Hashable, @unchecked Sendable, CustomStringConvertible {
-    // Safe: `value` only ever wraps a `Sendable` value (the initializer requires one), and
-    // `AnyHashable` adds no mutable state of its own.
+public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
+    /// The key, boxed: an `EffectKey` is one reference, so that effects, their events and the
+    /// engine's bookkeeping copy it without going through `AnyHashable`'s value witnesses.
+    @usableFromInline
+    final class Storage: @unchecked Sendable {
+        // Safe: `value` is immutable and only ever wraps a `Sendable` value (`EffectKey.init`
+        // requires one); `AnyHashable` adds no mutable state of its own.
+        @usableFromInline let value: AnyHashable
+
+        @usableFromInline
+        init(_ value: AnyHashable) {
+            self.value = value
+        }
+    }
+
+    @usableFromInline let storage: Storage
+
     /// The key, type-erased.
-    public let value: AnyHashable
+    public var value: AnyHashable { storage.value }
 
     /// The key `key` (itself, if it is already an `EffectKey`).
     public init<Key: Hashable & Sendable>(_ key: Key) {
         if let key = key as? EffectKey {
             self = key
         } else {
-            value = AnyHashable(key)
+            storage = Storage(AnyHashable(key))
         }
     }
 
+    /// Whether the two keys wrap equal values of the same type.
+    public static func == (lhs: EffectKey, rhs: EffectKey) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.value == rhs.storage.value
+    }
+
+    /// Hashes the wrapped value.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.value)
+    }
+
     /// The key's own description, e.g. `connection`.
-    public var description: String { String(describing: value.base) }
+    public var description: String { String(describing: storage.value.base) }
 }
 
 /// What a new effect does to the running effects of its key. A struct with static members, so that

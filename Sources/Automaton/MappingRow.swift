@@ -43,11 +43,11 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
         self.outcome = outcome
     }
 
-    /// The same row, starting `effect` after its transition (an empty producer: no effect).
+    /// The same row, starting `effect` after its transition (`.empty`: no effect; a keyed `.empty` or
+    /// a `.cancel(key)` row is kept, for its directive).
     @inlinable
     func with(effect: SignalProducer<Input, Never>) -> MappingRow {
-        // `.empty` is no effect; `.cancel(keys)` is empty too, but carries the keys to cancel.
-        let effect: SignalProducer<Input, Never>? = effect.isEmpty && effect.directive == nil ? nil : effect
+        let effect: SignalProducer<Input, Never>? = effect.startsNothing ? nil : effect
         let outcome: Outcome
         switch self.outcome {
         case let .fixed(toState, _):
@@ -69,13 +69,13 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
         case let .fixed(toState, _):
             outcome = .computed { state, input in
                 let producer = effect(state, input)
-                return (toState, producer.isEmpty && producer.directive == nil ? nil : producer)
+                return (toState, producer.startsNothing ? nil : producer)
             }
         case let .computed(compute):
             outcome = .computed { state, input in
                 guard let (toState, _) = compute(state, input) else { return nil }
                 let producer = effect(state, input)
-                return (toState, producer.isEmpty && producer.directive == nil ? nil : producer)
+                return (toState, producer.startsNothing ? nil : producer)
             }
         }
         return MappingRow(
@@ -294,4 +294,11 @@ public func | <State: Sendable, Input: Sendable>(
     effect: @escaping @Sendable (State, Input) -> SignalProducer<Input, Never>
 ) -> MappingRow<State, Input> {
     row.with(effect: effect)
+}
+
+extension SignalProducer where Error == Never {
+    /// Whether this effect does nothing at all: `.empty` carrying no directive. A keyed `.empty` still
+    /// starts (and ends at once), and a `.cancel(key)` row cancels.
+    @inlinable
+    var startsNothing: Bool { isEmpty && !hasDirective }
 }

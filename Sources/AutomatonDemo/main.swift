@@ -34,6 +34,7 @@ let scenarios: [(name: String, run: @Sendable () -> Bool)] = [
     ("Stated AppLauncher: uninitialized → initialized → upgrading → indexing → loggedIn → loggedOut", runAppLauncherDemo),
     ("Gauntlet traffic light: the inputs are target states, validated by shouldTransition(to:)", runTrafficLightDemo),
     ("A connection with associated values: a dropped attempt n is retried as attempt n + 1", runConnectionDemo),
+    ("Keyed effects: a back-off timer survives an unrelated input under .latest, and fires", runKeyedEffectDemo),
 ]
 
 var failed = false

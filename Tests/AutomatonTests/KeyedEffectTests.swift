@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Automaton
+import AutomatonTesting
 import Signals
 import Testing
 
@@ -86,57 +87,64 @@ struct KeyedEffectTests {
     @Test("an unrelated successful input does not cancel a keyed effect, even under .latest")
     func unrelatedInputDoesNotCancel() {
         let scheduler = TestScheduler()
-        let automaton = Self.connectionManager(scheduler: scheduler)
-        let activity = Activity(automaton)
-        automaton.send(.connect)
-        automaton.send(.foregrounded)
-        scheduler.advance(by: .seconds(5))
-        #expect(activity.take() == [
-            .reply(.success(.connect, .disconnected, .connecting)),
-            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .started(by: .connect))),
-            .reply(.success(.foregrounded, .connecting, .connecting)),
-            .reply(.success(.connected, .connecting, .connected)),
-            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .ended)),
+        let tester = AutomatonTester(Self.connectionManager(scheduler: scheduler), scheduler: scheduler)
+        tester.send(.connect)
+        tester.send(.foregrounded)
+        tester.advance(by: .seconds(5))
+        tester.expect([
+            .success(.connect, .disconnected, .connecting),
+            .started(by: .connect, key: Key.connection),
+            .success(.foregrounded, .connecting, .connecting),
+            .success(.connected, .connecting, .connected),
+            .ended(key: Key.connection),
         ])
-        #expect(automaton.state.value == .connected)
+        #expect(tester.automaton.state.value == .connected)
+        tester.finish()
     }
 
     @Test("a cancel row disposes the in-flight keyed effect and its scheduled work (TCA #977)")
     func cancelDisposesInFlight() {
         let scheduler = TestScheduler()
         let lifetimes = Locked<[Lifetime]>([])
-        let automaton = Self.connectionManager(scheduler: scheduler, lifetimes: lifetimes)
-        let activity = Activity(automaton)
-        automaton.send(.connect)
-        #expect(automaton.runningEffectCount == 1)
-        automaton.send(.disconnect)
-        #expect(automaton.runningEffectCount == 0)
+        let tester = AutomatonTester(Self.connectionManager(scheduler: scheduler, lifetimes: lifetimes), scheduler: scheduler)
+        tester.send(.connect)
+        #expect(tester.automaton.runningEffectCount == 1)
+        tester.send(.disconnect)
+        #expect(tester.automaton.runningEffectCount == 0)
         #expect(scheduler.pendingActionCount == 0)
         #expect(lifetimes.withCriticalRegion { $0.map(\.hasEnded) } == [true])
-        scheduler.advance(by: .seconds(10))
-        #expect(activity.take() == [
-            .reply(.success(.connect, .disconnected, .connecting)),
-            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .started(by: .connect))),
-            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .cancelled(.cancelled(by: .disconnect)))),
-            .reply(.success(.disconnect, .connecting, .disconnected)),
+        tester.advance(by: .seconds(10))
+        tester.expect([
+            .success(.connect, .disconnected, .connecting),
+            .started(by: .connect, key: Key.connection),
+            .cancelled(.cancelled(by: .disconnect), key: Key.connection),
+            .success(.disconnect, .connecting, .disconnected),
         ])
+        tester.finish()
     }
 
     @Test("policy .latest: a new effect of the key replaces the running one")
     func latestPolicyReplaces() {
         let scheduler = TestScheduler()
-        let automaton = Self.connectionManager(scheduler: scheduler, policy: .latest, strategy: .merge)
-        let activity = Activity(automaton)
-        automaton.send(.connect)
-        automaton.send(.connect)
-        #expect(automaton.runningEffectCount == 1)
-        #expect(activity.take() == [
-            .reply(.success(.connect, .disconnected, .connecting)),
-            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .started(by: .connect))),
-            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .cancelled(.replaced(by: .connect)))),
-            .reply(.success(.connect, .connecting, .connecting)),
-            .effect(EffectEvent(id: 1, key: EffectKey(Key.connection), kind: .started(by: .connect))),
+        let tester = AutomatonTester(
+            Self.connectionManager(scheduler: scheduler, policy: .latest, strategy: .merge), scheduler: scheduler
+        )
+        tester.send(.connect)
+        tester.send(.connect)
+        #expect(tester.automaton.runningEffectCount == 1)
+        tester.expect([
+            .success(.connect, .disconnected, .connecting),
+            .started(by: .connect, key: Key.connection),
+            .cancelled(.replaced(by: .connect), key: Key.connection),
+            .success(.connect, .connecting, .connecting),
+            .started(by: .connect, key: Key.connection),
         ])
+        tester.advance(by: .seconds(5))
+        tester.expect([
+            .success(.connected, .connecting, .connected),
+            .ended(key: Key.connection),
+        ])
+        tester.finish()
     }
 
     @Test("policy .first: a new effect is dropped while one of its key runs, and starts once it has ended")
@@ -197,14 +205,27 @@ struct KeyedEffectTests {
     @Test("policy .merge: effects of a key run side by side and are cancelled together")
     func mergePolicyGroups() {
         let scheduler = TestScheduler()
-        let automaton = Self.connectionManager(scheduler: scheduler, policy: .merge)
-        automaton.send(.connect)
-        automaton.send(.connect)
-        automaton.send(.connect)
-        #expect(automaton.runningEffectCount == 3)
-        automaton.send(.disconnect)
-        #expect(automaton.runningEffectCount == 0)
+        let tester = AutomatonTester(Self.connectionManager(scheduler: scheduler, policy: .merge), scheduler: scheduler)
+        tester.send(.connect)
+        tester.send(.connect)
+        tester.send(.connect)
+        #expect(tester.automaton.runningEffectCount == 3)
+        tester.send(.disconnect)
+        #expect(tester.automaton.runningEffectCount == 0)
         #expect(scheduler.pendingActionCount == 0)
+        tester.expect([
+            .success(.connect, .disconnected, .connecting),
+            .started(by: .connect, key: Key.connection),
+            .success(.connect, .connecting, .connecting),
+            .started(by: .connect, key: Key.connection),
+            .success(.connect, .connecting, .connecting),
+            .started(by: .connect, key: Key.connection),
+            .cancelled(.cancelled(by: .disconnect), key: Key.connection),
+            .cancelled(.cancelled(by: .disconnect), key: Key.connection),
+            .cancelled(.cancelled(by: .disconnect), key: Key.connection),
+            .success(.disconnect, .connecting, .disconnected),
+        ])
+        tester.finish()
     }
 
     @Test("an effect that cancels its own key as it starts is cancelled, and nothing stays running (TCA #3563)")
@@ -226,10 +247,16 @@ struct KeyedEffectTests {
                 return (state + 1, .cancel("job"))
             }
         })
-        automaton.send(0)
+        let tester = AutomatonTester(automaton)
+        tester.send(0)
+        tester.expect([
+            .success(0, 0, 1),
+            .started(by: 0, key: "job"),
+            .cancelled(.cancelled(by: 1), key: "job"),
+            .success(1, 1, 2),
+        ])
         #expect(ended.withCriticalRegion { $0 } == 1)
-        #expect(automaton.runningEffectCount == 0)
-        #expect(automaton.state.value == 2)
+        tester.finish()
     }
 
     @Test("cancel and start racing on two threads leave nothing running (TCA #3663)", arguments: [EffectPolicy.latest, .queue, .merge, .first])

@@ -1,4 +1,5 @@
 import Automaton
+import AutomatonTesting
 import Signals
 import Testing
 
@@ -40,78 +41,96 @@ struct LatestStrategyTests {
     @Test("a successful outside input disposes the previous outside effect and its descendants before its reply, even with an empty effect")
     func outsideInputDisposesPreviousTree() {
         let machine = TreeMachine(strategy: .latest)
-        machine.automaton.send(.start)
+        let tester = AutomatonTester(machine.automaton)
+        tester.send(.start)
         machine.outer.runs[0].observer.send(value: .child)
         machine.inner.runs[0].observer.send(value: .grandchild)
         #expect(machine.outer.liveRuns == [0])
         #expect(machine.inner.liveRuns == [0])
         #expect(machine.leaf.liveRuns == [0])
 
-        machine.automaton.send(.reset)
+        tester.send(.reset)
 
-        #expect(machine.log.values == [
-            "reply success(start, 0 => 1)", "start outer#0",
-            "reply success(child, 1 => 2)", "start inner#0",
-            "reply success(grandchild, 2 => 3)", "start leaf#0",
-            "end outer#0", "end inner#0", "end leaf#0",
-            "reply success(reset, 3 => 0)",
+        tester.expect([
+            .success(.start, 0, 1), .started(by: .start),
+            .success(.child, 1, 2), .started(by: .child),
+            .success(.grandchild, 2, 3), .started(by: .grandchild),
+            // outer, inner, leaf: the whole tree, before the reply.
+            .cancelled(.replaced(by: .reset)), .cancelled(.replaced(by: .reset)), .cancelled(.replaced(by: .reset)),
+            .success(.reset, 3, 0),
         ])
         #expect(machine.outer.liveRuns == [])
         #expect(machine.inner.liveRuns == [])
         #expect(machine.leaf.liveRuns == [])
+        tester.finish()
     }
 
     @Test("an input emitted by effect E disposes only what E's previous inputs started, never E")
     func effectInputDisposesOnlyItsPreviousChild() {
         let machine = TreeMachine(strategy: .latest)
-        machine.automaton.send(.start)
+        let tester = AutomatonTester(machine.automaton)
+        tester.send(.start)
         let outer = machine.outer.runs[0].observer
         outer.send(value: .child)
         machine.inner.runs[0].observer.send(value: .grandchild)
 
         outer.send(value: .child)
 
-        #expect(machine.log.values == [
-            "reply success(start, 0 => 1)", "start outer#0",
-            "reply success(child, 1 => 2)", "start inner#0",
-            "reply success(grandchild, 2 => 3)", "start leaf#0",
-            "end inner#0", "end leaf#0",
-            "reply success(child, 3 => 4)", "start inner#1",
+        tester.expect([
+            .success(.start, 0, 1), .started(by: .start),
+            .success(.child, 1, 2), .started(by: .child),
+            .success(.grandchild, 2, 3), .started(by: .grandchild),
+            // inner#0 and its leaf; outer goes on.
+            .cancelled(.replaced(by: .child)), .cancelled(.replaced(by: .child)),
+            .success(.child, 3, 4), .started(by: .child),
         ])
         #expect(machine.outer.liveRuns == [0])
         #expect(machine.inner.liveRuns == [1])
         #expect(machine.leaf.liveRuns == [])
+        tester.finish(skipRunningEffects: true)
+        #expect(machine.automaton.runningEffectCount == 2)
     }
 
     @Test("inputs a replaced effect sends later are ignored")
     func lateInputsOfReplacedEffectAreIgnored() {
         let machine = TreeMachine(strategy: .latest)
-        machine.automaton.send(.start)
+        let tester = AutomatonTester(machine.automaton)
+        tester.send(.start)
         let firstOuter = machine.outer.runs[0].observer
-        machine.automaton.send(.start)
+        tester.send(.start)
 
         firstOuter.send(value: .child)
 
-        #expect(machine.log.values == [
-            "reply success(start, 0 => 1)", "start outer#0",
-            "end outer#0",
-            "reply success(start, 1 => 2)", "start outer#1",
+        tester.expect([
+            .success(.start, 0, 1), .started(by: .start),
+            .cancelled(.replaced(by: .start)),
+            .success(.start, 1, 2), .started(by: .start),
         ])
+        #expect(machine.outer.liveRuns == [1])
         #expect(machine.automaton.state.value == 2)
+        tester.finish(skipRunningEffects: true)
     }
 
     @Test("a failed input cancels nothing")
     func failedInputCancelsNothing() {
         let machine = TreeMachine(strategy: .latest)
-        machine.automaton.send(.start)
+        let tester = AutomatonTester(machine.automaton)
+        tester.send(.start)
         machine.outer.runs[0].observer.send(value: .child)
 
-        machine.automaton.send(.unmapped)
+        tester.send(.unmapped)
         machine.outer.runs[0].observer.send(value: .unmapped)
 
+        tester.expect([
+            .success(.start, 0, 1), .started(by: .start),
+            .success(.child, 1, 2), .started(by: .child),
+            .failure(.unmapped, 2),
+            .failure(.unmapped, 2),
+        ])
         #expect(machine.outer.liveRuns == [0])
         #expect(machine.inner.liveRuns == [0])
-        #expect(machine.log.values.suffix(2) == ["reply failure(unmapped, 2)", "reply failure(unmapped, 2)"])
+        tester.finish(skipRunningEffects: true)
+        #expect(machine.automaton.runningEffectCount == 2)
     }
 
     @Test("under .merge nothing is disposed")

@@ -54,18 +54,47 @@ private struct RowBuilder {
         }
     }
 
-    /// The row with its effect: `mapping | effect`.
+    /// The row with its effect: `mapping | effect`, `mapping | effect.keyed(key, policy)` or
+    /// `mapping | .cancel(keys...)`.
     func effectMapping(_ row: Row) -> Automaton<Int, Int>.EffectMapping {
         let mapping = self.mapping(row)
+        switch row.keying {
+        case nil:
+            if case let .closure(inputs) = row.effect {
+                // The DSL's closure form itself.
+                return mapping | { send in
+                    for input in inputs { send(input) }
+                }
+            }
+            return mapping | producer(row.effect ?? .empty)
+        case let .keyed(key, policy):
+            return mapping | producer(row.effect ?? .empty).keyed(key, policy)
+        case let .cancel(keys):
+            switch keys.count {
+            case 1: return mapping | .cancel(keys[0])
+            case 2: return mapping | .cancel(keys[0], keys[1])
+            default: preconditionFailure("Internal inconsistency: a cancel row with \(keys.count) keys")
+            }
+        }
+    }
+
+    /// The effect as a producer; a closure effect as the DSL makes it, a start handler that calls
+    /// `send` and keeps no observer.
+    func producer(_ spec: EffectSpec) -> SignalProducer<Int, Never> {
         let scheduler = self.scheduler
-        switch row.effect ?? .empty {
+        switch spec {
         case .empty:
-            return mapping | .empty
+            return .empty
         case let .values(inputs):
-            return mapping | SignalProducer(values: inputs)
+            return SignalProducer(values: inputs)
         case let .closure(inputs):
-            return mapping | { send in
-                for input in inputs { send(input) }
+            return SignalProducer { observer, _ in
+                for input in inputs { observer.send(value: input) }
+            }
+        case let .pending(inputs):
+            return SignalProducer { observer, lifetime in
+                for input in inputs { observer.send(value: input) }
+                lifetime.observeEnded { withExtendedLifetime(observer) {} }
             }
         case let .scheduled(emissions, completion, interrupts):
             let lifetimes = scheduledLifetimes
@@ -87,16 +116,16 @@ private struct RowBuilder {
                     end()
                 }
             }
-            return mapping | effect
+            return effect
         case let .delayed(inputs, delay):
-            return mapping | SignalProducer(values: inputs).delay(.seconds(delay), on: scheduler)
+            return SignalProducer(values: inputs).delay(.seconds(delay), on: scheduler)
         case let .closureScheduled(emissions):
-            return mapping | { send in
+            return SignalProducer { observer, _ in
                 for emission in emissions {
                     if let delay = emission.delay {
-                        scheduler.schedule(after: .seconds(delay)) { send(emission.input) }
+                        scheduler.schedule(after: .seconds(delay)) { observer.send(value: emission.input) }
                     } else {
-                        send(emission.input)
+                        observer.send(value: emission.input)
                     }
                 }
             }
@@ -140,6 +169,8 @@ func runAutomaton(_ testCase: GeneratedCase) -> Outcome {
     let state: Property<Int>
     let replies: Recording<Event<Reply<Int, Int>, Never>>
     let states = Recording<Int>()
+    let repliesSeen = Locked(0)
+    let effectEvents = Recording<TimedEffectEvent>()
     do {
         let automaton: Automaton<Int, Int>
         if testCase.hasEffects {
@@ -161,6 +192,11 @@ func runAutomaton(_ testCase: GeneratedCase) -> Outcome {
         holder = AutomatonHolder(automaton)
         state = automaton.state
         replies = automaton.replies.record()
+        // Each effect event with the number of `replies` events before it: their interleaving.
+        automaton.replies.observe { _ in repliesSeen.withCriticalRegion { $0 += 1 } }
+        automaton.effectEvents.observe { event in
+            effectEvents.append(TimedEffectEvent(event: event, afterReplies: repliesSeen.withCriticalRegion { $0 }))
+        }
         automaton.state.signal.observeValues { states.append($0) }
         // Observers that send inputs, added after the recording ones.
         for watchesState in [true, false] {
@@ -235,7 +271,8 @@ func runAutomaton(_ testCase: GeneratedCase) -> Outcome {
         states: states.values,
         finalState: state.value,
         mappingCalls: fuse.count,
-        scheduledEffectsEnded: builder.scheduledLifetimes.values.map(\.hasEnded)
+        scheduledEffectsEnded: builder.scheduledLifetimes.values.map(\.hasEnded),
+        effectEvents: effectEvents.values
     )
     holder.release()
     return outcome

@@ -18,6 +18,11 @@ enum ModelCheck {
         var casesReplacingRootWithQueuedInputs = 0
         var casesReplyingAfterInputCompleted = 0
         var casesDisposingEffectsAtEnd = 0
+        var casesReplacingByKey = 0
+        var casesCancellingByKey = 0
+        var casesDroppingByKey = 0
+        var casesQueueingByKey = 0
+        var casesStartingAfterWaiting = 0
         var duration = Duration.zero
 
         var description: String {
@@ -27,7 +32,12 @@ enum ModelCheck {
                 + "replacing the root tree with inputs queued: \(casesReplacingRootWithQueuedInputs), "
                 + "replying after the input completed: \(casesReplyingAfterInputCompleted), "
                 + "disposing running effects at the end: \(casesDisposingEffectsAtEnd), "
-                + "blowing the fuse: \(casesBlowingFuse); disagreements: \(disagreements.map { "0x" + String($0, radix: 16) })"
+                + "blowing the fuse: \(casesBlowingFuse)"
+                + (kind.usesKeys
+                    ? "; keyed: replacing \(casesReplacingByKey), cancelling \(casesCancellingByKey), dropping "
+                        + "\(casesDroppingByKey), queueing \(casesQueueingByKey), starting after waiting \(casesStartingAfterWaiting)"
+                    : "")
+                + "; disagreements: \(disagreements.map { "0x" + String($0, radix: 16) })"
         }
     }
 
@@ -47,6 +57,10 @@ enum ModelCheck {
         case .synchronousLatest: tag = 2
         case .virtualTimeLatest: tag = 3
         case .virtualTimeMerge: tag = 4
+        case .synchronousKeyedMerge: tag = 5
+        case .synchronousKeyedLatest: tag = 6
+        case .virtualTimeKeyedLatest: tag = 7
+        case .virtualTimeKeyedMerge: tag = 8
         }
         return base &+ tag &* 0x1_0000_0001
     }
@@ -100,6 +114,11 @@ enum ModelCheck {
         if coverage.outsideReplacementsWithQueuedInputs > 0 { summary.casesReplacingRootWithQueuedInputs += 1 }
         if coverage.repliesAfterInputCompleted > 0 { summary.casesReplyingAfterInputCompleted += 1 }
         if coverage.effectsDisposedByEnding > 0 { summary.casesDisposingEffectsAtEnd += 1 }
+        if coverage.keyedReplacements > 0 { summary.casesReplacingByKey += 1 }
+        if coverage.keyedCancellations > 0 { summary.casesCancellingByKey += 1 }
+        if coverage.keyedDrops > 0 { summary.casesDroppingByKey += 1 }
+        if coverage.keyedWaits > 0 { summary.casesQueueingByKey += 1 }
+        if coverage.keyedStartsAfterWaiting > 0 { summary.casesStartingAfterWaiting += 1 }
         guard actual != expected else { return true }
 
         summary.disagreements.append(seed)
@@ -167,6 +186,11 @@ enum ModelCheck {
                     candidate.rows[rowIndex].effect = smaller
                     if keep(candidate) { progressed = true } else { emission += 1 }
                 }
+            }
+            for rowIndex in current.rows.indices where current.rows[rowIndex].keying != nil {
+                var candidate = current
+                candidate.rows[rowIndex].keying = nil
+                if keep(candidate) { progressed = true }
             }
             index = 0
             while index < current.observerSends.count {

@@ -130,11 +130,15 @@ enum EffectSpec: Sendable, Equatable, CustomStringConvertible {
     /// engine must drop what it sends after being replaced. The scheduled actions keep `send`, so it
     /// ends when the last of them has run (at once if none is scheduled).
     case closureScheduled([Emission])
+    /// A start handler that emits synchronously as it starts, then keeps its observer until it is
+    /// disposed: it never ends by itself (keyed cases only, so that a key's effect is still running
+    /// when the next input comes).
+    case pending([Int])
 
     /// Whether emissions go through the scheduler, so the case needs virtual time.
     var usesScheduler: Bool {
         switch self {
-        case .empty, .values, .closure: return false
+        case .empty, .values, .closure, .pending: return false
         case .scheduled, .delayed, .closureScheduled: return true
         }
     }
@@ -155,13 +159,14 @@ enum EffectSpec: Sendable, Equatable, CustomStringConvertible {
             return removing(emissions).map { .scheduled($0, completion: completion, interrupts: interrupts) }
         case let .delayed(inputs, delay): return removing(inputs).map { .delayed($0, by: delay) }
         case let .closureScheduled(emissions): return removing(emissions).map { .closureScheduled($0) }
+        case let .pending(inputs): return removing(inputs).map { .pending($0) }
         }
     }
 
     var emissionCount: Int {
         switch self {
         case .empty: return 0
-        case let .values(inputs), let .closure(inputs), let .delayed(inputs, _): return inputs.count
+        case let .values(inputs), let .closure(inputs), let .delayed(inputs, _), let .pending(inputs): return inputs.count
         case let .scheduled(emissions, _, _), let .closureScheduled(emissions): return emissions.count
         }
     }
@@ -188,6 +193,24 @@ enum EffectSpec: Sendable, Equatable, CustomStringConvertible {
             return "SignalProducer(values: \(inputs)).delay(.seconds(\(delay)), on: scheduler)"
         case let .closureScheduled(emissions):
             return emissions.isEmpty ? "{ _ in }" : "{ send in \(sends(emissions)) }"
+        case let .pending(inputs):
+            return "pending(\(inputs))"
+        }
+    }
+}
+
+/// What a row of a keyed case does with keys: its effect is keyed, or the row cancels keys instead of
+/// starting its effect.
+enum Keying: Sendable, Equatable, CustomStringConvertible {
+    /// `effect.keyed(key, policy)`.
+    case keyed(Int, EffectPolicy)
+    /// `.cancel(keys...)`, in place of the row's effect.
+    case cancel([Int])
+
+    var description: String {
+        switch self {
+        case let .keyed(key, policy): return ".keyed(\(key), .\(policy))"
+        case let .cancel(keys): return ".cancel(\(keys.map(String.init).joined(separator: ", ")))"
         }
     }
 }
@@ -205,6 +228,8 @@ struct Row: Sendable, Equatable, CustomStringConvertible {
     var target: Target
     /// `nil` in a table without effects (a `Mapping`).
     var effect: EffectSpec?
+    /// Keyed cases only: the row's effect is keyed, or the row cancels keys; `nil` for an un-keyed effect.
+    var keying: Keying? = nil
 
     /// The state this row leads to from `state` on `input`, or `nil` if it does not apply.
     func apply(state: Int, input received: Int, stateCount: Int) -> Int? {
@@ -221,7 +246,12 @@ struct Row: Sendable, Equatable, CustomStringConvertible {
         case let .state(from, to): mapping = "\(input) | \(from) => \(to)"
         case let .function(offset): mapping = "\(input) | { ($0 + \(offset)) % \(stateCount) }"
         }
-        return effect.map { "\(mapping) | \($0)" } ?? mapping
+        switch (effect, keying) {
+        case (_, .cancel?): return "\(mapping) | \(keying!)"
+        case let (effect?, keying?): return "\(mapping) | \(effect)\(keying)"
+        case let (effect?, nil): return "\(mapping) | \(effect)"
+        case (nil, _): return mapping
+        }
     }
 
     var description: String { description(stateCount: 0) }
@@ -260,9 +290,33 @@ enum CaseKind: String, Sendable, CaseIterable, CustomStringConvertible {
     /// Effects that emit after virtual delays on a `TestScheduler`; outside inputs at random instants.
     case virtualTimeLatest = "time-latest"
     case virtualTimeMerge = "time-merge"
+    /// The same four with keyed effects (every policy) and rows that cancel by key.
+    case synchronousKeyedMerge = "sync-keyed-merge"
+    case synchronousKeyedLatest = "sync-keyed-latest"
+    case virtualTimeKeyedLatest = "time-keyed-latest"
+    case virtualTimeKeyedMerge = "time-keyed-merge"
 
-    var isLatest: Bool { self == .synchronousLatest || self == .virtualTimeLatest }
-    var usesVirtualTime: Bool { self == .virtualTimeLatest || self == .virtualTimeMerge }
+    var isLatest: Bool {
+        switch self {
+        case .synchronousLatest, .virtualTimeLatest, .synchronousKeyedLatest, .virtualTimeKeyedLatest: return true
+        case .synchronousMerge, .virtualTimeMerge, .synchronousKeyedMerge, .virtualTimeKeyedMerge: return false
+        }
+    }
+
+    var usesVirtualTime: Bool {
+        switch self {
+        case .virtualTimeLatest, .virtualTimeMerge, .virtualTimeKeyedLatest, .virtualTimeKeyedMerge: return true
+        case .synchronousMerge, .synchronousLatest, .synchronousKeyedMerge, .synchronousKeyedLatest: return false
+        }
+    }
+
+    var usesKeys: Bool {
+        switch self {
+        case .synchronousKeyedMerge, .synchronousKeyedLatest, .virtualTimeKeyedLatest, .virtualTimeKeyedMerge: return true
+        case .synchronousMerge, .synchronousLatest, .virtualTimeLatest, .virtualTimeMerge: return false
+        }
+    }
+
     var strategy: AutomatonStrategy { isLatest ? .latest : .merge }
     var description: String { rawValue }
 }
@@ -347,11 +401,11 @@ struct GeneratedCase: Sendable, Equatable {
         return smaller
     }
 
-    /// The first row that applies, with its effect (`nil` for none).
-    func transition(state: Int, input: Int) -> (toState: Int, effect: EffectSpec?)? {
+    /// The first row that applies, with its effect (`nil` for none) and what it does with keys.
+    func transition(state: Int, input: Int) -> (toState: Int, effect: EffectSpec?, keying: Keying?)? {
         for row in rows {
             if let toState = row.apply(state: state, input: input, stateCount: stateCount) {
-                return (toState, row.effect)
+                return (toState, row.effect, row.keying)
             }
         }
         return nil
@@ -389,7 +443,8 @@ extension GeneratedCase {
         var generator = SeededGenerator(seed: seed)
         let stateCount = generator.int(in: 2...6)
         let inputCount = generator.int(in: 2...5)
-        let hasEffects = !generator.chance(kind.usesVirtualTime ? 5 : 15)
+        // Keyed cases always have effects (the draw is made anyway, so other kinds keep their cases).
+        let hasEffects = !generator.chance(kind.usesVirtualTime ? 5 : 15) || kind.usesKeys
         // Most tables cannot loop: each row's effects emit only inputs above every input the row
         // matches. The others may loop forever, which the mapping fuse ends.
         let isAcyclic = generator.chance(65)
@@ -402,6 +457,7 @@ extension GeneratedCase {
                 hasEffects: hasEffects,
                 isAcyclic: isAcyclic,
                 virtualTime: kind.usesVirtualTime,
+                keyed: kind.usesKeys,
                 using: &generator
             ))
         }
@@ -467,6 +523,7 @@ extension GeneratedCase {
         hasEffects: Bool,
         isAcyclic: Bool,
         virtualTime: Bool,
+        keyed: Bool,
         using generator: inout SeededGenerator
     ) -> Row {
         let isFunction = generator.chance(12)
@@ -479,10 +536,13 @@ extension GeneratedCase {
         }
         let lowestEmitted = isAcyclic ? ((0..<inputCount).last(where: input.matches) ?? -1) + 1 : 0
         let effect = hasEffects
-            ? randomEffect(emitting: lowestEmitted..<inputCount, virtualTime: virtualTime, using: &generator)
+            ? randomEffect(emitting: lowestEmitted..<inputCount, virtualTime: virtualTime, keyed: keyed, using: &generator)
             : nil
+        let keying = keyed ? randomKeying(using: &generator) : nil
         if isFunction {
-            return Row(input: input, target: .function(offset: generator.int(in: 0..<stateCount)), effect: effect)
+            return Row(
+                input: input, target: .function(offset: generator.int(in: 0..<stateCount)), effect: effect, keying: keying
+            )
         }
         let from: FromPattern
         switch generator.int(in: 0..<100) {
@@ -496,7 +556,23 @@ extension GeneratedCase {
             from = .array(states)
         default: from = .any
         }
-        return Row(input: input, target: .state(from: from, to: generator.int(in: 0..<stateCount)), effect: effect)
+        return Row(
+            input: input, target: .state(from: from, to: generator.int(in: 0..<stateCount)), effect: effect, keying: keying
+        )
+    }
+
+    /// Keys 0 and 1: most keyed rows share a key with others. A quarter of the rows cancel, a sixth
+    /// are un-keyed, the rest keyed with each policy equally often.
+    private static func randomKeying(using generator: inout SeededGenerator) -> Keying? {
+        switch generator.int(in: 0..<12) {
+        case 0..<3:
+            return generator.chance(25) ? .cancel([0, 1]) : .cancel([generator.int(in: 0..<2)])
+        case 2..<4:
+            return nil
+        default:
+            let policies: [EffectPolicy] = [.latest, .first, .queue, .merge]
+            return .keyed(generator.int(in: 0..<2), policies[generator.int(in: 0..<4)])
+        }
     }
 
     private static func randomEmissionCount(using generator: inout SeededGenerator) -> Int {
@@ -512,6 +588,7 @@ extension GeneratedCase {
     private static func randomEffect(
         emitting emitted: Range<Int>,
         virtualTime: Bool,
+        keyed: Bool = false,
         using generator: inout SeededGenerator
     ) -> EffectSpec {
         let count = emitted.isEmpty ? 0 : randomEmissionCount(using: &generator)
@@ -525,6 +602,9 @@ extension GeneratedCase {
             }
         }
         let roll = generator.int(in: 0..<100)
+        // Keyed cases: some effects run until they are cancelled (more without virtual time, where
+        // every other effect ends as it starts).
+        if keyed, generator.chance(virtualTime ? 20 : 40) { return .pending(inputs) }
         if !virtualTime {
             switch roll {
             case 0..<25: return .empty

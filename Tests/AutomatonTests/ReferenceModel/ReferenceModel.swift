@@ -1,6 +1,23 @@
 import Automaton
 import Signals
 
+/// An event of `effectEvents`, with how many events `replies` had sent before it: the two streams'
+/// interleaving (processing order).
+struct TimedEffectEvent: Sendable, Equatable, CustomStringConvertible {
+    let event: Event<EffectEvent<Int>, Never>
+    let afterReplies: Int
+
+    var description: String {
+        let text: String
+        switch event {
+        case let .value(effectEvent): text = "\(effectEvent)"
+        case .completed: text = "completed"
+        case .interrupted: text = "interrupted"
+        }
+        return "\(text) (after reply #\(afterReplies))"
+    }
+}
+
 /// What an automaton run shows from outside: compared whole between the model and the automaton.
 struct Outcome: Equatable, CustomStringConvertible {
     /// Every event of `replies` until the case's ending and after it (`.completed` once the input
@@ -16,6 +33,8 @@ struct Outcome: Equatable, CustomStringConvertible {
     /// For each `.scheduled` effect, in start order: whether its lifetime had ended at the end
     /// (completed or disposed).
     var scheduledEffectsEnded: [Bool] = []
+    /// Every event of `effectEvents`, each with its place among the replies.
+    var effectEvents: [TimedEffectEvent] = []
 
     /// At most the first 60 replies and states: a case that loops until the fuse blows has 150.
     var description: String {
@@ -27,6 +46,7 @@ struct Outcome: Equatable, CustomStringConvertible {
         states: [\(prefix(states.map(String.init)))]
         final state: \(finalState), mapping calls: \(mappingCalls)
         scheduled effects ended: \(scheduledEffectsEnded)
+        effect events: \(prefix(effectEvents.map(\.description)))
         """
     }
 
@@ -42,7 +62,14 @@ struct Outcome: Equatable, CustomStringConvertible {
         if states != other.states { return "states: model \(states), automaton \(other.states)" }
         if finalState != other.finalState { return "final state: model \(finalState), automaton \(other.finalState)" }
         if mappingCalls != other.mappingCalls { return "mapping calls: model \(mappingCalls), automaton \(other.mappingCalls)" }
-        return "scheduled effects ended: model \(scheduledEffectsEnded), automaton \(other.scheduledEffectsEnded)"
+        if scheduledEffectsEnded != other.scheduledEffectsEnded {
+            return "scheduled effects ended: model \(scheduledEffectsEnded), automaton \(other.scheduledEffectsEnded)"
+        }
+        let eventIndex = (0..<min(effectEvents.count, other.effectEvents.count)).first { effectEvents[$0] != other.effectEvents[$0] }
+            ?? min(effectEvents.count, other.effectEvents.count)
+        let mine = eventIndex < effectEvents.count ? effectEvents[eventIndex].description : "nothing"
+        let theirs = eventIndex < other.effectEvents.count ? other.effectEvents[eventIndex].description : "nothing"
+        return "effect event #\(eventIndex + 1): model \(mine), automaton \(theirs)"
     }
 
     static func describe(_ event: Event<Reply<Int, Int>, Never>) -> String {
@@ -74,6 +101,13 @@ struct ModelCoverage {
     var effectsDisposedByEnding = 0
     /// Whether the mapping fuse blew.
     var fuseBlew = false
+    /// Keyed effects: replaced by their key's `.latest` policy, cancelled by a `.cancel` row, dropped by
+    /// `.first`, made to wait by `.queue`, and started after waiting.
+    var keyedReplacements = 0
+    var keyedCancellations = 0
+    var keyedDrops = 0
+    var keyedWaits = 0
+    var keyedStartsAfterWaiting = 0
 }
 
 /// The reference model of the automaton contract (BRIEF §5): a plain fold of the outside inputs
@@ -92,16 +126,35 @@ struct ModelCoverage {
 ///   Through `automaton.send` it is queued at once; through the `input` signal it is queued at once
 ///   unless that signal is delivering, in which case the signal holds it until its delivery (the
 ///   automaton processing everything queued meanwhile) returns: BRIEF §4's serial delivery.
+/// - Keyed effects (§5.9): a keyed effect never joins the tree (its level's latest child becomes none);
+///   its key's group, running effects in start order then waiting ones, is cancelled by a `.cancel`
+///   row (after the tree's replacement) or by a new `.latest` effect of the key (after the `.cancel`
+///   keys); `.first` drops the new effect while the group is not empty; `.queue` makes it wait, and the
+///   oldest waiting effect starts when the last running one ends. Cancelling an effect cancels its
+///   chain of latest children too.
+/// - Effect events: `started` after the reply (a waiting effect: when its turn comes, before it
+///   starts), `ended` when it ends by itself, `cancelled` before the cancelling input's state and reply,
+///   for effects that neither ended nor were cancelled before (`dropped` for `.first`); on an
+///   interruption or release, the live effects in number order.
 /// - Endings: once the input signal completes, outside inputs are ignored and `replies` completes when
 ///   nothing is processing and no effect runs (neither ended nor cancelled); an interruption or a
 ///   release disposes every effect and interrupts (release: completes) `replies`, and nothing more
 ///   happens.
 struct ReferenceModel {
     private struct Effect {
-        let isScheduledKind: Bool
+        let spec: EffectSpec
+        /// The input that started it (or will, if it waits).
+        let input: Int
+        let key: Int?
         var latestChild: Int?
         var cancelled = false
         var ended = false
+    }
+
+    /// The effects of one key: started and not ended (in start order), and waiting (FIFO).
+    private struct KeyGroup {
+        var running: [Int] = []
+        var waiting: [Int] = []
     }
 
     private enum Phase {
@@ -135,6 +188,9 @@ struct ReferenceModel {
     private var inputSignalDelivering = false
     private var inputSignalPending: [Int] = []
     private var effects: [Effect] = []
+    /// The effects that have started, in start order.
+    private var startOrder: [Int] = []
+    private var groups: [Int: KeyGroup] = [:]
     private var rootLatestChild: Int?
     private var timeline: [TimedAction] = []
     private var now = 0
@@ -177,7 +233,9 @@ struct ReferenceModel {
         }
         if testCase.endingPoint == .afterEverything { model.end() }
         model.outcome.finalState = model.state
-        model.outcome.scheduledEffectsEnded = model.effects.filter(\.isScheduledKind).map { $0.ended || $0.cancelled }
+        model.outcome.scheduledEffectsEnded = model.startOrder.map { model.effects[$0] }.filter {
+            if case .scheduled = $0.spec { true } else { false }
+        }.map { $0.ended || $0.cancelled }
         return (model.outcome, model.coverage)
     }
 
@@ -217,14 +275,18 @@ struct ReferenceModel {
         case .interruptInput, .release:
             guard phase != .terminated else { return }
             phase = .terminated
+            let isRelease = testCase.ending == .release
+            if isRelease { terminateReplies(.completed) }
             for id in effects.indices where !effects[id].cancelled {
-                if !effects[id].ended { coverage.effectsDisposedByEnding += 1 }
+                if !effects[id].ended {
+                    coverage.effectsDisposedByEnding += 1
+                    effectEvent(id, .cancelled(isRelease ? .released : .interrupted))
+                }
                 effects[id].cancelled = true
             }
-            if !repliesTerminated {
-                repliesTerminated = true
-                outcome.replies.append(testCase.ending == .release ? .completed : .interrupted)
-            }
+            groups.removeAll()
+            if !isRelease { terminateReplies(.interrupted) }
+            effectEventsEnd(isRelease ? .completed : .interrupted)
         }
     }
 
@@ -233,8 +295,27 @@ struct ReferenceModel {
         guard phase == .inputCompleted, !repliesTerminated, !isProcessing,
             !effects.contains(where: { !$0.ended && !$0.cancelled })
         else { return }
+        terminateReplies(.completed)
+        effectEventsEnd(.completed)
+    }
+
+    private mutating func terminateReplies(_ event: Event<Reply<Int, Int>, Never>) {
+        guard !repliesTerminated else { return }
         repliesTerminated = true
-        outcome.replies.append(.completed)
+        outcome.replies.append(event)
+    }
+
+    private var effectEventsEnded = false
+
+    private mutating func effectEventsEnd(_ event: Event<EffectEvent<Int>, Never>) {
+        guard !effectEventsEnded else { return }
+        effectEventsEnded = true
+        outcome.effectEvents.append(TimedEffectEvent(event: event, afterReplies: outcome.replies.count))
+    }
+
+    private mutating func effectEvent(_ id: Int, _ kind: EffectEvent<Int>.Kind) {
+        let event = EffectEvent(id: UInt64(id), key: effects[id].key.map(EffectKey.init), kind: kind)
+        outcome.effectEvents.append(TimedEffectEvent(event: .value(event), afterReplies: outcome.replies.count))
     }
 
     /// A send into the automaton's `input` signal. The signal delivers serially (BRIEF §4): a send
@@ -267,19 +348,77 @@ struct ReferenceModel {
         let fromState = state
         let fuseHolds = outcome.mappingCalls <= GeneratedCase.mappingFuse
         if !fuseHolds { coverage.fuseBlew = true }
-        guard fuseHolds, let (toState, effect) = testCase.transition(state: state, input: input) else {
+        guard fuseHolds, let (toState, effect, keying) = testCase.transition(state: state, input: input) else {
             coverage.failures += 1
             reply(.failure(input, fromState))
             return
         }
         coverage.successes += 1
+        // The effects this input cancels, in order, and whether by a `.cancel` row.
+        var cancelled: [(id: Int, byCancelRow: Bool)] = []
         let isLatest = testCase.kind.isLatest
         if isLatest, let previous = origin.map({ effects[$0].latestChild }) ?? rootLatestChild {
             if origin == nil, queueHead < queue.count, !effects[previous].cancelled {
                 coverage.outsideReplacementsWithQueuedInputs += 1
             }
-            cancelChain(from: previous)
+            cancelChain(from: previous, byCancelRow: false, into: &cancelled)
         }
+        if case let .cancel(keys) = keying {
+            for key in keys {
+                let before = cancelled.count
+                cancelGroup(key, byCancelRow: true, into: &cancelled)
+                coverage.keyedCancellations += cancelled.count - before
+            }
+        }
+
+        enum Decision { case none, start(Int), drop(Int), wait }
+        var decision = Decision.none
+        // The effect that becomes the level's latest child: only an un-keyed one.
+        var treeChild: Int?
+        if let effect {
+            switch keying {
+            case nil where effect != .empty:
+                let id = newEffect(effect, input: input, key: nil)
+                treeChild = id
+                decision = .start(id)
+            case nil, .cancel?:
+                break
+            case let .keyed(key, policy)?:
+                // Even `.empty.keyed(...)` is an effect: it starts and ends at once.
+                let id = newEffect(effect, input: input, key: key)
+                let isBusy = groups[key].map { !$0.running.isEmpty || !$0.waiting.isEmpty } ?? false
+                switch policy {
+                case .latest:
+                    let before = cancelled.count
+                    cancelGroup(key, byCancelRow: false, into: &cancelled)
+                    coverage.keyedReplacements += cancelled.count - before
+                    decision = .start(id)
+                case .first where isBusy:
+                    coverage.keyedDrops += 1
+                    decision = .drop(id)
+                case .queue where isBusy:
+                    coverage.keyedWaits += 1
+                    groups[key, default: KeyGroup()].waiting.append(id)
+                    decision = .wait
+                default:
+                    decision = .start(id)
+                }
+                if case .start = decision {
+                    groups[key, default: KeyGroup()].running.append(id)
+                }
+            }
+        }
+        if isLatest {
+            if let origin {
+                effects[origin].latestChild = treeChild
+            } else {
+                rootLatestChild = treeChild
+            }
+        }
+        for (id, byCancelRow) in cancelled {
+            effectEvent(id, .cancelled(byCancelRow ? .cancelled(by: input) : .replaced(by: input)))
+        }
+
         state = toState
         outcome.states.append(toState)
         let stateCount = outcome.states.count
@@ -288,21 +427,21 @@ struct ReferenceModel {
         }
         reply(.success(input, fromState, toState))
 
-        var started: Int?
-        if let effect, effect != .empty {
-            started = effects.count
-            effects.append(Effect(isScheduledKind: { if case .scheduled = effect { true } else { false } }()))
+        switch decision {
+        case .none, .wait:
+            break
+        case let .start(id):
+            effectEvent(id, .started(by: input))
+            start(id)
+        case let .drop(id):
+            effects[id].cancelled = true
+            effectEvent(id, .cancelled(.dropped(by: input)))
         }
-        if isLatest {
-            if let origin {
-                effects[origin].latestChild = started
-            } else {
-                rootLatestChild = started
-            }
-        }
-        if let started, let effect {
-            start(effect, as: started)
-        }
+    }
+
+    private mutating func newEffect(_ spec: EffectSpec, input: Int, key: Int?) -> Int {
+        effects.append(Effect(spec: spec, input: input, key: key))
+        return effects.count - 1
     }
 
     /// Sends a reply; the `replies` observer may send an outside input, queued behind everything.
@@ -315,38 +454,54 @@ struct ReferenceModel {
         }
     }
 
-    private mutating func cancelChain(from first: Int) {
+    /// Cancels `first` and its chain of latest children, down to the first one cancelled before. Only
+    /// effects that are still running get an event.
+    private mutating func cancelChain(from first: Int, byCancelRow: Bool, into cancelled: inout [(id: Int, byCancelRow: Bool)]) {
         var current: Int? = first
-        while let id = current {
-            if !effects[id].cancelled {
-                effects[id].cancelled = true
-                coverage.cancelledEffects += 1
+        while let id = current, !effects[id].cancelled {
+            effects[id].cancelled = true
+            coverage.cancelledEffects += 1
+            if !effects[id].ended {
+                cancelled.append((id, byCancelRow))
             }
             current = effects[id].latestChild
         }
     }
 
+    /// Cancels every running effect of `key` (with its chain), in start order, then every waiting one.
+    private mutating func cancelGroup(_ key: Int, byCancelRow: Bool, into cancelled: inout [(id: Int, byCancelRow: Bool)]) {
+        guard let group = groups.removeValue(forKey: key) else { return }
+        for id in group.running {
+            cancelChain(from: id, byCancelRow: byCancelRow, into: &cancelled)
+        }
+        for id in group.waiting where !effects[id].cancelled {
+            effects[id].cancelled = true
+            cancelled.append((id, byCancelRow))
+        }
+    }
+
     // MARK: Effects
 
-    /// What the effect's start handler does, in its order: synchronous emissions are queued behind
-    /// the current input, delayed ones and the completion are scheduled.
-    private mutating func start(_ effect: EffectSpec, as id: Int) {
-        switch effect {
+    /// What the effect's start handler does, in its order: synchronous emissions are sent (queued
+    /// behind the current input if one is being processed, else processed at once), delayed ones and
+    /// the end are scheduled.
+    private mutating func start(_ id: Int) {
+        startOrder.append(id)
+        switch effects[id].spec {
         case .empty:
-            break
-        case let .values(inputs):
-            for input in inputs { queue.append((input, id)) }
-            effects[id].ended = true
-        case let .closure(inputs):
-            // It keeps no `send`: once it returns nothing can send into it, so it has ended.
-            for input in inputs { queue.append((input, id)) }
-            effects[id].ended = true
+            effectEnded(id)
+        case let .values(inputs), let .closure(inputs):
+            // A closure keeps no `send`: once it returns nothing can send into it, so it has ended.
+            for input in inputs { send(input, from: id) }
+            effectEnded(id)
+        case let .pending(inputs):
+            for input in inputs { send(input, from: id) }
         case let .scheduled(emissions, completion, _):
             startEmissions(emissions, of: id)
             if let completion {
                 schedule(.complete(effect: id), after: completion)
             } else {
-                effects[id].ended = true
+                effectEnded(id)
             }
         case let .delayed(inputs, delay):
             for input in inputs { schedule(.emit(effect: id, input: input), after: delay) }
@@ -358,7 +513,7 @@ struct ReferenceModel {
             if let last = emissions.compactMap(\.delay).max() {
                 schedule(.complete(effect: id), after: last)
             } else {
-                effects[id].ended = true
+                effectEnded(id)
             }
         }
     }
@@ -367,10 +522,33 @@ struct ReferenceModel {
         for emission in emissions {
             if let delay = emission.delay {
                 schedule(.emit(effect: id, input: emission.input), after: delay)
-            } else {
-                queue.append((emission.input, id))
+            } else if !effects[id].cancelled {
+                send(emission.input, from: id)
             }
         }
+    }
+
+    /// The effect ended by itself (unless it was cancelled before): if it was its key's last running
+    /// effect, the oldest waiting one of the key starts.
+    private mutating func effectEnded(_ id: Int) {
+        guard !effects[id].cancelled, !effects[id].ended else { return }
+        effects[id].ended = true
+        effectEvent(id, .ended)
+        if let key = effects[id].key, var group = groups[key] {
+            group.running.removeAll { $0 == id }
+            var next: Int?
+            if group.running.isEmpty, !group.waiting.isEmpty {
+                next = group.waiting.removeFirst()
+                group.running.append(next!)
+            }
+            groups[key] = group.running.isEmpty && group.waiting.isEmpty ? nil : group
+            if let next {
+                coverage.keyedStartsAfterWaiting += 1
+                effectEvent(next, .started(by: effects[next].input))
+                start(next)
+            }
+        }
+        completeRepliesIfFinished()
     }
 
     // MARK: Virtual time
@@ -400,10 +578,7 @@ struct ReferenceModel {
                     send(input, from: effect)
                 }
             case let .complete(effect):
-                if !effects[effect].cancelled {
-                    effects[effect].ended = true
-                    completeRepliesIfFinished()
-                }
+                effectEnded(effect)
             }
         }
         if let limit { now = max(now, limit) }

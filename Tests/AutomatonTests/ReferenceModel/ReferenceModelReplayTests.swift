@@ -3,8 +3,8 @@ import Testing
 
 @Suite("Replaying reference-model cases by seed")
 struct ReferenceModelReplayTests {
-    /// Set `AUTOMATON_SEED` (and optionally `AUTOMATON_KIND`: sync-merge, sync-latest, time-latest or
-    /// time-merge; all kinds when absent) to replay one case from a failure message.
+    /// Set `AUTOMATON_SEED` (and optionally `AUTOMATON_KIND`: sync-merge, sync-latest, time-latest,
+    /// time-merge, or the keyed kinds sync-keyed-merge, sync-keyed-latest, time-keyed-latest, time-keyed-merge; all kinds when absent) to replay one case from a failure message.
     @Test(
         "the case of AUTOMATON_SEED agrees with the model",
         .enabled(if: ProcessInfo.processInfo.environment["AUTOMATON_SEED"] != nil)
@@ -46,6 +46,9 @@ struct ReferenceModelReplayTests {
         (0x66a5_1b84_ae84_394b, .virtualTimeMerge),
         // Releasing the automaton disposes running effects.
         (0x32d5_44ee_8ab8_b55d, .virtualTimeMerge),
+        // An effect that ended with inputs queued, whose chain a later input replaces: it was reported
+        // ended, then replaced (two terminal events for one effect) before the fix.
+        (0xa0c0_d733_6a22_3370, .synchronousKeyedLatest),
     ]
 
     @Test("regression seeds agree with the model", arguments: regressionSeeds.indices)
