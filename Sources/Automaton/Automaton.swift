@@ -47,11 +47,13 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// What happens to effects: each one's start (with the input that started it), its end, and its
     /// cancellation (with the input, key policy, release or interruption that caused it).
     ///
-    /// Order: the events an input causes are sent by the thread processing it, in processing order
-    /// with the replies: the effects it cancels before its state and reply, the effect it starts after
-    /// them. An effect's end is sent from the thread on which it ended; so is the start of a `.queue`d
-    /// effect whose turn came. Ends when `replies` ends (interrupted or completed alike), after the
-    /// last effect's event.
+    /// Order: observers hear the events in the order the engine decided them, under its lock, whatever
+    /// threads decided them. The events an input causes are decided by the thread processing it, in
+    /// processing order with the replies: the effects it cancels before its state and reply, the
+    /// effect it starts after them; an effect's end, and the start of a `.queue`d effect whose turn
+    /// came, by the thread on which it ended. They are sent by the thread that decided them, or by
+    /// another one already sending this signal's events. Ends when `replies` ends (interrupted or
+    /// completed alike), after the last effect's event.
     public let effectEvents: Signal<EffectEvent<Input>, Never>
 
     /// The number of effects running now: started, and neither ended nor cancelled. Effects waiting

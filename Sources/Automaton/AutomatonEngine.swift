@@ -127,8 +127,18 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
                 cancelKeys = keys
             }
         }
-        let action = machine.withCriticalRegion {
-            $0.commitSuccess(pending, prepared: prepared, cancelKeys: cancelKeys, mayHaveRootLatest: &mayHaveRootLatest)
+        let action = machine.withCriticalRegion { machine in
+            let action = machine.commitSuccess(
+                pending, prepared: prepared, cancelKeys: cancelKeys, mayHaveRootLatest: &mayHaveRootLatest
+            )
+            if case let .success(cancelled, _) = action {
+                for effect in cancelled {
+                    let cause: EffectCancellation<Input> =
+                        effect.byCancelRow ? .cancelled(by: pending.input) : .replaced(by: pending.input)
+                    machine.post(.value(EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause))))
+                }
+            }
+            return action
         }
         guard case let .success(cancelled, decision) = action else {
             prepared?.token.dispose()
@@ -136,10 +146,8 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         for effect in cancelled {
             effect.token.dispose()
-            let cause: EffectCancellation<Input> =
-                effect.byCancelRow ? .cancelled(by: pending.input) : .replaced(by: pending.input)
-            effectEventsInput.send(value: EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause)))
         }
+        if !cancelled.isEmpty { emitEffectEvents() }
         state = toState
         stateStorage.set(toState)
         repliesInput.send(value: .success(pending.input, from, toState))
@@ -147,13 +155,29 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         case .none, .wait:
             break
         case let .start(id, prepared):
-            effectEventsInput.send(value: EffectEvent(id: id, key: prepared.keyed?.key, kind: .started(by: pending.input)))
+            // Posted after the reply, under the lock: nothing can end or cancel this effect meanwhile
+            // (this thread holds the processing role, and the effect has not started).
+            machine.withCriticalRegion {
+                $0.post(.value(EffectEvent(id: id, key: prepared.keyed?.key, kind: .started(by: pending.input))))
+            }
+            emitEffectEvents()
             start(prepared.effect, as: id, lifetime: prepared.lifetime)
         case let .drop(id, prepared):
             prepared.token.dispose()
-            effectEventsInput.send(
-                value: EffectEvent(id: id, key: prepared.keyed?.key, kind: .cancelled(.dropped(by: pending.input)))
-            )
+            machine.withCriticalRegion {
+                $0.post(.value(EffectEvent(id: id, key: prepared.keyed?.key, kind: .cancelled(.dropped(by: pending.input)))))
+            }
+            emitEffectEvents()
+        }
+    }
+
+    /// Sends the effect events queued under the lock, in that order, unless another thread is sending
+    /// them (it then sends these too). Called with no lock held.
+    @inlinable
+    func emitEffectEvents() {
+        guard machine.withCriticalRegion({ $0.beginEmittingEffectEvents() }) else { return }
+        while let event = machine.withCriticalRegion({ $0.nextEffectEventToEmit() }) {
+            effectEventsInput.send(event)
         }
     }
 
@@ -179,16 +203,24 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     @inlinable
     func effectEnded(_ id: EffectID) {
-        let (token, key, next, completeReplies) = machine.withCriticalRegion { $0.effectEnded(id) }
+        let (token, next, completeReplies) = machine.withCriticalRegion { machine in
+            let (token, key, next, completeReplies) = machine.effectEnded(id)
+            if token != nil {
+                // Posted in the same critical section that counts the effect out, so that the end of
+                // `effectEvents` (decided later, under the lock) comes after it.
+                machine.post(.value(EffectEvent(id: id, key: key, kind: .ended)))
+                if let next {
+                    machine.post(.value(EffectEvent(id: next.id, key: next.prepared.keyed?.key, kind: .started(by: next.input))))
+                }
+            }
+            return (token, next, completeReplies)
+        }
         guard let token else { return }
         token.dispose()
-        effectEventsInput.send(value: EffectEvent(id: id, key: key, kind: .ended))
+        emitEffectEvents()
         if let next {
             // A `.queue` effect whose turn has come starts here, on the thread where its predecessor
-            // ended.
-            effectEventsInput.send(
-                value: EffectEvent(id: next.id, key: next.prepared.keyed?.key, kind: .started(by: next.input))
-            )
+            // ended (not at all if a cancellation ended its lifetime meanwhile).
             start(next.prepared.effect, as: next.id, lifetime: next.prepared.lifetime)
         }
         if completeReplies { complete() }
@@ -198,7 +230,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable
     func complete() {
         repliesInput.sendCompleted()
-        effectEventsInput.sendCompleted()
+        endEffectEvents(with: .completed)
     }
 
     /// The number of effects running now (started, not ended, not cancelled); effects waiting for
@@ -247,20 +279,36 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         case .interrupted:
             cancel(effects, .interrupted)
             repliesInput.sendInterrupted()
-            effectEventsInput.sendInterrupted()
+            endEffectEvents(with: .interrupted)
         case .released:
             repliesInput.sendCompleted()
             cancel(effects, .released)
-            effectEventsInput.sendCompleted()
+            endEffectEvents(with: .completed)
             stateStorage.complete()
         }
     }
 
+    /// Ends the lifetimes of `effects` and reports their cancellation. Every effect event decided before
+    /// (an end on another thread included) was queued before these.
     @usableFromInline
     func cancel(_ effects: [CancelledEffect], _ cause: EffectCancellation<Input>) {
+        guard !effects.isEmpty else { return }
         for effect in effects {
             effect.token.dispose()
-            effectEventsInput.send(value: EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause)))
         }
+        machine.withCriticalRegion { machine in
+            for effect in effects {
+                machine.post(.value(EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause))))
+            }
+        }
+        emitEffectEvents()
+    }
+
+    /// Ends `effectEvents`, after every event queued before. The machine is terminated, so no effect
+    /// event can be decided after this one.
+    @usableFromInline
+    func endEffectEvents(with terminal: Event<EffectEvent<Input>, Never>) {
+        machine.withCriticalRegion { $0.post(terminal) }
+        emitEffectEvents()
     }
 }

@@ -222,6 +222,13 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var waitingEffects = 0
     /// The keyed effects, by key.
     @usableFromInline var groups: [EffectKey: KeyGroup<Input>] = [:]
+    /// The events of `effectEvents`, queued in the order they were decided under the lock, to be sent
+    /// by one thread at a time (`AutomatonEngine.emitEffectEvents()`). So an effect's end decided on
+    /// one thread is never heard after a cancellation, start or terminal event decided later on
+    /// another, whichever thread sends first.
+    @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
+    /// Whether a thread is sending the outbox's events.
+    @usableFromInline var isEmittingEffectEvents = false
 
     @inlinable
     init(isLatest: Bool, gate: Lock) {
@@ -449,6 +456,31 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     var shouldCompleteReplies: Bool {
         phase == .inputCompleted && gate.loadWord() & ProcessingGate.processing == 0 && queue.isEmpty
             && runningEffects == 0
+    }
+
+    // MARK: Effect events
+
+    /// Queues an event of `effectEvents`, in the order of the decisions made under the lock.
+    @inlinable
+    mutating func post(_ event: Event<EffectEvent<Input>, Never>) {
+        effectEventOutbox.append(event)
+    }
+
+    /// Takes the role of sending the queued effect events; false if another thread has it (it will
+    /// send what was queued) or nothing is queued.
+    @inlinable
+    mutating func beginEmittingEffectEvents() -> Bool {
+        guard !isEmittingEffectEvents, !effectEventOutbox.isEmpty else { return false }
+        isEmittingEffectEvents = true
+        return true
+    }
+
+    /// The next queued effect event to send, or `nil` (the role is then given up).
+    @inlinable
+    mutating func nextEffectEventToEmit() -> Event<EffectEvent<Input>, Never>? {
+        if let event = effectEventOutbox.removeFirst() { return event }
+        isEmittingEffectEvents = false
+        return nil
     }
 
     // MARK: Termination

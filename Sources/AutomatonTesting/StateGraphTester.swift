@@ -7,9 +7,10 @@ import Testing
 /// what the graph says.
 ///
 /// ```swift
+/// // `makeLoginMachine(scheduler:)`: your factory, whose effects are scheduled on `scheduler`.
 /// let graph = makeLoginMachine(scheduler: TestScheduler()).graph()
 /// let tester = StateGraphTester(graph) { scheduler in     // a fresh automaton for each path
-///     makeLoginMachine(scheduler: scheduler)              // its effects scheduled on `scheduler`
+///     makeLoginMachine(scheduler: scheduler)
 /// }
 /// tester.replay()                                 // the graph's edge-covering paths
 /// tester.replay(runningEffectsFor: .seconds(1))   // the same, letting effects run between inputs

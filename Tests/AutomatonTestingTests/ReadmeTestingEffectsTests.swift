@@ -36,9 +36,10 @@ func makeConnectionManager(
 }
 // README-TESTING-EFFECTS-MACHINE-END
 
+// README-TESTING-EFFECTS-TESTS-BEGIN
+// Swift Testing makes a new instance of the suite for each test, so each test has a scheduler of its own.
 @Suite("README: testing effects with AutomatonTester")
-struct ReadmeTestingEffectsTests {
-    // README-TESTING-EFFECTS-TESTS-BEGIN
+struct ConnectionManagerTests {
     let scheduler = TestScheduler()
     /// Every attempt fails after 1 s; the back-off timer fires after 30 s.
     var connect: SignalProducer<ConnectionInput, Never> {
@@ -106,5 +107,5 @@ struct ReadmeTestingEffectsTests {
         ])
         tester.finish()
     }
-    // README-TESTING-EFFECTS-TESTS-END
 }
+// README-TESTING-EFFECTS-TESTS-END

@@ -66,16 +66,16 @@ struct ReadmeRecipesTests {
                 observer.sendCompleted()
             }
         }
-        let shown = Recording<String>()
         // README-RECIPE-RETRY-BEGIN
         let profile = flakyFetch
             .retry(upTo: 3, interval: .seconds(2), on: scheduler)   // wait 2 s before each new attempt
             .replaceError(with: "offline")                          // after the last failure
-        profile.startWithValues { shown.append($0) }
+        let shown = MutableProperty<[String]>([])                   // thread safe, unlike a captured var
+        profile.startWithValues { name in shown.modify { $0.append(name) } }
         // README-RECIPE-RETRY-END
         scheduler.run()
         #expect(attempts.values == [.zero, .seconds(2), .seconds(4)])
-        #expect(shown.values == ["profile"])
+        #expect(shown.value == ["profile"])
     }
 
     @Test("debounced search input sends one query per pause in typing")
@@ -88,7 +88,7 @@ struct ReadmeRecipesTests {
             .skipRepeats()
             .debounce(.milliseconds(300), on: scheduler)   // wait for a pause in typing
             .filter { !$0.isEmpty }
-            .observeValues { text in automaton.send(text) }
+            .observeValues(automaton.sender)               // sends without keeping the automaton
         // README-RECIPE-DEBOUNCE-END
         for text in ["s", "si", "sig"] {
             searchText.value = text

@@ -392,3 +392,57 @@ extension DebounceThrottleOwnershipTests {
         withExtendedLifetime(input) {}
     }
 }
+
+extension DebounceThrottleOwnershipTests {
+    @Test("a scheduler dropped with a timer's repeating action scheduled is freed, and the run is interrupted")
+    func droppedSchedulerWithTimerIsFreed() {
+        let recorder = EventRecorder<Duration, Never>()
+        let freed = WeakBox<TestScheduler>()
+        do {
+            let scheduler = TestScheduler()
+            freed.object = scheduler
+            SignalProducer<Duration, Never>.timer(interval: .seconds(1), on: scheduler).start(recorder.observer)
+            scheduler.advance(by: .seconds(2))
+            #expect(scheduler.pendingActionCount == 1)
+        }
+        #expect(freed.object == nil)
+        #expect(recorder.events == [.value(.seconds(1)), .value(.seconds(2)), .interrupted])
+    }
+
+    /// A time scheduler whose clock is read through user code: `now` runs `onRead` first.
+    final class ObservedClockScheduler: TimeScheduler, @unchecked Sendable {
+        // Safe: `onRead` is set once, before the scheduler is used from other threads.
+        let base = TestScheduler()
+        var onRead: @Sendable () -> Void = {}
+        var now: Duration { onRead(); return base.now }
+        func schedule(_ action: @escaping @Sendable () -> Void) -> Disposable? { base.schedule(action) }
+        func schedule(after delay: Duration, action: @escaping @Sendable () -> Void) -> Disposable? {
+            base.schedule(after: delay, action: action)
+        }
+        func schedule(after delay: Duration, interval: Duration, leeway: Duration, action: @escaping @Sendable () -> Void) -> Disposable? {
+            base.schedule(after: delay, interval: interval, leeway: leeway, action: action)
+        }
+    }
+
+    @Test("throttle reads the scheduler's clock with no lock held: a clock that sends into the source does not deadlock")
+    func throttleReadsClockUnlocked() {
+        let scheduler = ObservedClockScheduler()
+        let (signal, input) = Signal<Int, Never>.pipe()
+        let recorder = EventRecorder<Int, Never>()
+        signal.throttle(.seconds(1), on: scheduler).observe(recorder.observer)
+        input.send(value: 1)
+        scheduler.base.advance()
+        input.send(value: 2)  // waits for its interval
+        let reads = LockedTestValue(0)
+        scheduler.onRead = {
+            // Sends into the throttle's source from inside `now`, as the firing reads the clock: the
+            // throttle must not hold its lock here, or this send deadlocks on it.
+            if reads.withValue({ $0 += 1; return $0 }) == 1 { input.send(value: 3) }
+        }
+        #expect(Watchdog.runOnThreads(1) { _ in scheduler.base.advance(by: .seconds(1)) })
+        scheduler.onRead = {}
+        scheduler.base.run()
+        // 3 arrived while the firing read the clock, before it took the waiting value: the latest wins.
+        #expect(recorder.events == [.value(1), .value(3)])
+    }
+}

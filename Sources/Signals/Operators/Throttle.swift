@@ -137,29 +137,13 @@ private final class ThrottleStorage<Value: Sendable, Error: Swift.Error>: Sendab
         let id = actions.schedule({ scheduler.schedule(after: due - now, action: $0) }) { [self] in
             // The instant it actually runs: another thread may have moved the clock past `due` before
             // this action was scheduled, and the next value must wait a whole interval from the send.
-            if let value = machine.withCriticalRegion({ $0.fire(generation: generation, now: clock.now()) }) {
+            let firedAt = clock.now()  // read before taking the lock: `now` may be user code
+            if let value = machine.withCriticalRegion({ $0.fire(generation: generation, now: firedAt) }) {
                 output.send(value: value)
             }
         }
         if let id, !machine.withCriticalRegion({ $0.timerScheduled(id, generation: generation) }) {
             actions.cancel(id)
-        }
-    }
-}
-
-/// Reads a scheduler's clock from an action scheduled on that scheduler without keeping it alive: a
-/// scheduler that is an object is held weakly, so that its own pending action does not keep it (a
-/// reference cycle when a test drops its `TestScheduler` with the action pending). A scheduler that is
-/// a value is copied.
-private struct SchedulerClock: Sendable {
-    let now: @Sendable () -> Duration
-
-    /// `fallback` is read if the scheduler is gone (its actions then no longer run anyway).
-    init(_ scheduler: some TimeScheduler, otherwise fallback: Duration) {
-        if let object = scheduler as? any TimeScheduler & AnyObject {
-            now = { [weak object] in object?.now ?? fallback }
-        } else {
-            now = { scheduler.now }
         }
     }
 }

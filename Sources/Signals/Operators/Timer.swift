@@ -14,8 +14,12 @@ extension SignalProducer where Value == Duration, Error == Never {
     ) -> SignalProducer<Duration, Never> {
         precondition(interval > .zero, "timer(interval:on:): the interval must be positive, got \(interval)")
         return SignalProducer { observer, lifetime in
+            // The repeating action reads the clock without keeping the scheduler (see `SchedulerClock`),
+            // so a `TestScheduler` dropped with the timer still scheduled is freed, and the run is
+            // interrupted (its input goes with the action).
+            let clock = SchedulerClock(scheduler, otherwise: .zero)
             lifetime += scheduler.schedule(after: interval, interval: interval, leeway: leeway) {
-                observer.send(value: scheduler.now)
+                observer.send(value: clock.now())
             }
         }
     }
