@@ -186,8 +186,8 @@ public func | <State: Sendable, Input: Equatable & Sendable>(
 }
 
 /// A table row for every input the predicate accepts (for example `any`), in the transition's
-/// from-states.
-@inlinable
+/// from-states. (Disfavored, as in MappingDSL.swift: tried only when the input is not a value.)
+@inlinable @_disfavoredOverload
 public func | <State: Sendable, Input: Sendable>(
     input: @escaping @Sendable (Input) -> Bool,
     transition: Transition<State>
