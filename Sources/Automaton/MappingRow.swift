@@ -1,6 +1,6 @@
-// The rows of a mapping table written with `Automaton(state:strategy:) { ... }` (see
-// `MappingTableBuilder`). Each row is a concrete struct, so that in the builder, where its type is
-// known, `.login | .loggedOut => .loggingIn | effect` resolves without searching the operators.
+// The rows of a mapping table written in place, `Automaton(state:strategy:table: [rows])` (see
+// `MappingTable`). Each row is a concrete struct, so that in the table, where its type is known,
+// `.login | .loggedOut => .loggingIn | effect` resolves without searching the operators.
 
 /// One row of a mapping table: which inputs and states it applies to, the state it leads to, and the
 /// effect it starts. Made with the table operators, `input | fromState => toState | effect`.
