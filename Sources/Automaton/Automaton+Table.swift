@@ -10,18 +10,25 @@ extension Automaton {
     /// ])
     /// ```
     ///
-    /// The rows need no annotation: the parameter's type, `[MappingRow<State, Input>]`, gives each row
-    /// its type, so the compiler checks each on its own. The table is indexed by input here, once
-    /// (see `MappingTable`). For each input the rows are tried in table order and the first that
-    /// applies wins; their closures are called on the processing thread, with no lock held, and must
-    /// be pure. Everything else is as in `init(state:input:mapping:strategy:)`.
+    /// The rows need no annotation: `table:` is a `MappingTable<State, Input>`, written as an array
+    /// literal whose element type, `MappingRow<State, Input>`, gives each row its type, so the compiler
+    /// checks each row on its own, and a wrong row is reported at that row. (It is not an array of
+    /// rows: for an array argument, the compiler's error recovery also tries other element types and
+    /// checks every row of a long table together, so a typo ended in "unable to type-check this
+    /// expression in reasonable time".) Rows already in an array are passed as
+    /// `table: MappingTable(rows)`.
+    ///
+    /// The table is indexed by input here, once (see `MappingTable`). For each input the rows are tried
+    /// in table order and the first that applies wins; their closures are called on the processing
+    /// thread, with no lock held, and must be pure. Everything else is as in
+    /// `init(state:input:mapping:strategy:)`.
     @inlinable
     public convenience init(
         state: State,
         input: Signal<Input, Never>? = nil,
         strategy: AutomatonStrategy = .merge,
-        table: [MappingRow<State, Input>]
+        table: MappingTable<State, Input>
     ) {
-        self.init(state: state, input: input, transition: MappingTable(table).transition, strategy: strategy)
+        self.init(state: state, input: input, transition: table.transition, strategy: strategy)
     }
 }

@@ -27,6 +27,14 @@ public struct Transition<State: Sendable>: Sendable {
     }
 }
 
+// Type-checking cost: the type checker cannot tell `.a => .b` from the predicate or array forms until it
+// has tried them, and it tries every overload that is not disfavored even after one has worked. The
+// predicate and array forms (of `=>`, and of the input in `input | transition`) are therefore
+// `@_disfavoredOverload`: tried only when the value form fails, which it always does for a predicate
+// or an array (a function is not `Equatable`; an array literal is not a state). That cuts the work
+// for a table by about a third (BENCHMARKS.md, "Type-checking the mapping DSL") and changes no row's
+// meaning: in a row's table or mapping, where a disfavored form applies, the value form does not.
+
 /// From the state equal to `fromState`, to `toState`.
 @inlinable
 public func => <State: Equatable & Sendable>(fromState: State, toState: State) -> Transition<State> {
@@ -34,7 +42,7 @@ public func => <State: Equatable & Sendable>(fromState: State, toState: State) -
 }
 
 /// From every state the predicate accepts (for example `any`), to `toState`.
-@inlinable
+@inlinable @_disfavoredOverload
 public func => <State: Sendable>(
     fromState: @escaping @Sendable (State) -> Bool,
     toState: State
@@ -43,7 +51,7 @@ public func => <State: Sendable>(
 }
 
 /// From any of the states in `fromStates`, to `toState`.
-@inlinable
+@inlinable @_disfavoredOverload
 public func => <State: Equatable & Sendable>(fromStates: [State], toState: State) -> Transition<State> {
     Transition(from: { fromStates.contains($0) }, to: toState)
 }
@@ -61,7 +69,7 @@ public func | <State: Sendable, Input: Equatable & Sendable>(
 
 /// A row that applies to every input the predicate accepts (for example `any`), in the transition's
 /// from-states.
-@inlinable
+@inlinable @_disfavoredOverload
 public func | <State: Sendable, Input: Sendable>(
     input: @escaping @Sendable (Input) -> Bool,
     transition: Transition<State>

@@ -1,6 +1,6 @@
-// The rows of a mapping table written with `Automaton(state:strategy:) { ... }` (see
-// `MappingTableBuilder`). Each row is a concrete struct, so that in the builder, where its type is
-// known, `.login | .loggedOut => .loggingIn | effect` resolves without searching the operators.
+// The rows of a mapping table written in place, `Automaton(state:strategy:table: [rows])` (see
+// `MappingTable`). Each row is a concrete struct, so that in the table, where its type is known,
+// `.login | .loggedOut => .loggingIn | effect` resolves without searching the operators.
 
 /// One row of a mapping table: which inputs and states it applies to, the state it leads to, and the
 /// effect it starts. Made with the table operators, `input | fromState => toState | effect`.
@@ -186,8 +186,8 @@ public func | <State: Sendable, Input: Equatable & Sendable>(
 }
 
 /// A table row for every input the predicate accepts (for example `any`), in the transition's
-/// from-states.
-@inlinable
+/// from-states. (Disfavored, as in MappingDSL.swift: tried only when the input is not a value.)
+@inlinable @_disfavoredOverload
 public func | <State: Sendable, Input: Sendable>(
     input: @escaping @Sendable (Input) -> Bool,
     transition: Transition<State>

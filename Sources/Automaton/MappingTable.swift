@@ -9,9 +9,13 @@
 
 /// A mapping table: rows tried in order, the first that applies wins.
 ///
+/// Written as an array literal of rows, `[input | fromState => toState | effect, ...]`, wherever a
+/// `MappingTable` is expected (`Automaton(state:strategy:table:)`, `let table: MappingTable<S, I> = [...]`),
+/// or made from an array of rows with `MappingTable(rows)`.
+///
 /// Applying a table calls, for one input, only the closures of the rows it tries, in table order; it
 /// holds no lock and keeps no state, so a table may be shared by automata on any threads.
-public struct MappingTable<State: Sendable, Input: Sendable>: Sendable {
+public struct MappingTable<State: Sendable, Input: Sendable>: Sendable, ExpressibleByArrayLiteral {
     /// The rows, in table order.
     public let rows: [MappingRow<State, Input>]
 
@@ -25,6 +29,16 @@ public struct MappingTable<State: Sendable, Input: Sendable>: Sendable {
     public init(_ rows: [MappingRow<State, Input>]) {
         self.rows = rows
         transition = MappingTableIndex(rows: rows).decide
+    }
+
+    /// A table of the rows written in the literal, tried in order: the first that applies wins.
+    ///
+    /// The literal's element type is `MappingRow<State, Input>`, known before its rows are checked, so the
+    /// compiler checks each row on its own, and reports a wrong row (a misspelled case, an effect of the
+    /// wrong type) at that row in a fraction of a second, however long the table.
+    @inlinable
+    public init(arrayLiteral rows: MappingRow<State, Input>...) {
+        self.init(rows)
     }
 
     /// The table as a mapping function, for `Automaton(state:mapping:)` or `reduce`. Each call tries

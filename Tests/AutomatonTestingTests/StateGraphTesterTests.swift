@@ -41,7 +41,7 @@ private func loginGraph() -> StateGraph<LoginState, LoginInput> {
 
 /// The login machine, its effects answering after a second on `scheduler`.
 private func makeLoginMachine(scheduler: TestScheduler) -> Automaton<LoginState, LoginInput> {
-    Automaton(state: .loggedOut, strategy: .latest, table: loginRows(scheduler: scheduler))
+    Automaton(state: .loggedOut, strategy: .latest, table: MappingTable(loginRows(scheduler: scheduler)))
 }
 
 private let coveringPath = "path #1 [login, loginOK, logout, logoutOK, login, forceLogout, logoutOK, login, loginOK, forceLogout]"
@@ -53,7 +53,7 @@ struct StateGraphTesterTests {
         let made = Locked(0)
         let tester = StateGraphTester(loginGraph()) { scheduler in
             made.withCriticalRegion { $0 += 1 }
-            return Automaton(state: .loggedOut, strategy: .latest, table: loginRows(scheduler: scheduler))
+            return Automaton(state: .loggedOut, strategy: .latest, table: MappingTable(loginRows(scheduler: scheduler)))
         }
         #expect(tester.graph.edgeCoveringPaths.map(\.inputs) == [[
             .login, .loginOK, .logout, .logoutOK, .login, .forceLogout, .logoutOK, .login, .loginOK, .forceLogout,
@@ -82,7 +82,7 @@ struct StateGraphTesterTests {
     func loginRunningEffects() {
         let replies = Locked<[String]>([])
         let tester = StateGraphTester(loginGraph()) { scheduler in
-            let automaton = Automaton(state: .loggedOut, strategy: .latest, table: loginRows(scheduler: scheduler))
+            let automaton = Automaton(state: .loggedOut, strategy: .latest, table: MappingTable(loginRows(scheduler: scheduler)))
             automaton.replies.observeValues { reply in replies.withCriticalRegion { $0.append("\(reply)") } }
             return automaton
         }
@@ -110,7 +110,7 @@ struct StateGraphTesterTests {
     @Test("a transition that differs from the graph is reported, with the path and the step")
     func wrongTransitionIsReported() {
         let tester = StateGraphTester(loginGraph()) { scheduler in
-            Automaton(state: .loggedOut, strategy: .latest, table: loginRows(scheduler: scheduler, loginOKLeadsTo: .loggedOut))
+            Automaton(state: .loggedOut, strategy: .latest, table: MappingTable(loginRows(scheduler: scheduler, loginOKLeadsTo: .loggedOut)))
         }
         withKnownIssue {
             #expect(tester.replay() == false)
@@ -124,7 +124,7 @@ struct StateGraphTesterTests {
     @Test("an input the graph rejects but the automaton accepts is reported")
     func acceptedRejectionIsReported() {
         let tester = StateGraphTester(loginGraph()) { scheduler in
-            Automaton(state: .loggedOut, table: [.logoutOK | .loggedOut => .loggedOut] + loginRows(scheduler: scheduler))
+            Automaton(state: .loggedOut, table: MappingTable([.logoutOK | .loggedOut => .loggedOut] + loginRows(scheduler: scheduler)))
         }
         withKnownIssue {
             tester.replay()
@@ -139,7 +139,7 @@ struct StateGraphTesterTests {
     @Test("effects that send at once move the machine off the path, and the tester says what to do")
     func synchronousEffectIsReported() {
         let tester = StateGraphTester(loginGraph()) { scheduler in
-            Automaton(state: .loggedOut, table: loginRows(scheduler: scheduler, delay: nil))
+            Automaton(state: .loggedOut, table: MappingTable(loginRows(scheduler: scheduler, delay: nil)))
         }
         withKnownIssue {
             tester.replay(checkingRejections: false)
@@ -154,7 +154,7 @@ struct StateGraphTesterTests {
     @Test("with effects running, a reply the graph does not have is reported; so is a wrong start")
     func runningEffectsDisagreementIsReported() {
         let buggy = StateGraphTester(loginGraph()) { scheduler in
-            Automaton(state: .loggedOut, table: loginRows(scheduler: scheduler, loginOKLeadsTo: .loggingOut))
+            Automaton(state: .loggedOut, table: MappingTable(loginRows(scheduler: scheduler, loginOKLeadsTo: .loggingOut)))
         }
         withKnownIssue {
             buggy.replay(runningEffectsFor: .seconds(1))
@@ -164,7 +164,7 @@ struct StateGraphTesterTests {
         ])
 
         let elsewhere = StateGraphTester(loginGraph()) { scheduler in
-            Automaton(state: .loggedIn, table: loginRows(scheduler: scheduler))
+            Automaton(state: .loggedIn, table: MappingTable(loginRows(scheduler: scheduler)))
         }
         withKnownIssue {
             elsewhere.replay()

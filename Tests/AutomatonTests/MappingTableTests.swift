@@ -195,4 +195,30 @@ struct MappingTableTests {
         ])
         #expect(scheduler.pendingActionCount == 0)
     }
+
+    @Test("a table written in place, declared as a MappingTable, or made from an array of rows decides alike")
+    func tableSpellings() {
+        let rows: [MappingRow<Int, String>] = ["up" | any => 1, "down" | 1 => 0, "reset" | any => 0]
+        let declared: MappingTable<Int, String> = ["up" | any => 1, "down" | 1 => 0, "reset" | any => 0]
+        let automata = [
+            Automaton<Int, String>(state: 0, table: ["up" | any => 1, "down" | 1 => 0, "reset" | any => 0]),
+            Automaton(state: 0, table: declared),
+            Automaton(state: 0, table: MappingTable(rows)),
+        ]
+        #expect(declared.rows.count == 3)
+        for automaton in automata {
+            let replies = automaton.replies.record()
+            for input in ["down", "up", "up", "down", "reset", "knock"] {
+                automaton.send(input)
+            }
+            #expect(replies.values == [
+                .value(.failure("down", 0)),
+                .value(.success("up", 0, 1)),
+                .value(.success("up", 1, 1)),
+                .value(.success("down", 1, 0)),
+                .value(.success("reset", 0, 0)),
+                .value(.failure("knock", 0)),
+            ])
+        }
+    }
 }

@@ -94,7 +94,7 @@ struct GraphExplorationTests {
         let fromTable = StateGraph(from: LoginState.loggedOut, table: rows)
         let fromMapping = StateGraph(from: LoginState.loggedOut, mapping: reduce(mappings))
         let fromEffectMapping = StateGraph(from: LoginState.loggedOut, mapping: MappingTable(rows).mapping)
-        let fromAutomaton = Automaton(state: LoginState.loggedOut, table: rows).graph()
+        let fromAutomaton = Automaton(state: LoginState.loggedOut, table: MappingTable(rows)).graph()
         let expected = [
             EdgeSummary(LoginState.loggedOut, LoginInput.login, .loggingIn, effect: false),
             EdgeSummary(.loggingIn, .loginOK, .loggedIn, effect: false),
@@ -173,7 +173,7 @@ struct GraphExplorationTests {
             "connecting disconnect disconnected [connection]",
         ])
 
-        let automaton = Automaton(state: Socket.disconnected, table: rows)
+        let automaton = Automaton(state: Socket.disconnected, table: MappingTable(rows))
         let events = automaton.effectEvents.record()
         automaton.send(.connect)
         automaton.send(.disconnect)
