@@ -36,7 +36,7 @@ private func loginRows(
 
 /// The graph of the correct machine.
 private func loginGraph() -> StateGraph<LoginState, LoginInput> {
-    StateGraph(from: .loggedOut, table: loginRows(scheduler: TestScheduler()))
+    StateGraph(from: .loggedOut, table: MappingTable(loginRows(scheduler: TestScheduler())))
 }
 
 /// The login machine, its effects answering after a second on `scheduler`.

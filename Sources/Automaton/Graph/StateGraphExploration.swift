@@ -50,14 +50,15 @@ extension StateGraph {
     /// The graph of the mapping table `table` (rows tried in order, the first that applies wins, as
     /// in `Automaton(state:table:)`) from `initialState` through the alphabet `inputs`. The rows'
     /// closures are called as during exploration of a mapping: see
-    /// `init(from:inputs:stateLimit:mapping:)`.
+    /// `init(from:inputs:stateLimit:mapping:)`. Write the rows in place (`table: [ ... ]`), as for
+    /// the automaton, or pass `MappingTable(rows)` for an array of rows.
     public init(
         from initialState: State,
         inputs: [Input],
         stateLimit: Int = defaultStateLimit,
-        table: [MappingRow<State, Input>]
+        table: MappingTable<State, Input>
     ) {
-        let transition = MappingTable(table).transition
+        let transition = table.transition
         self.init(exploringFrom: initialState, inputs: inputs, stateLimit: stateLimit) { transition($0, $1) }
     }
 
@@ -145,7 +146,7 @@ extension StateGraph where Input: CaseIterable {
 
     /// The graph of the mapping table `table` from `initialState` through every input,
     /// `Input.allCases`. See `init(from:inputs:stateLimit:table:)`.
-    public init(from initialState: State, stateLimit: Int = defaultStateLimit, table: [MappingRow<State, Input>]) {
+    public init(from initialState: State, stateLimit: Int = defaultStateLimit, table: MappingTable<State, Input>) {
         self.init(from: initialState, inputs: Array(Input.allCases), stateLimit: stateLimit, table: table)
     }
 }

@@ -10,10 +10,10 @@ struct GraphAnalysisTests {
             .login       | .loggedOut => .loggingIn,
             .loginOK     | .loggingIn => .loggedIn,
         ]
-        let graph = StateGraph(from: LoginState.loggedOut, table: rows)
+        let graph = StateGraph(from: LoginState.loggedOut, table: MappingTable(rows))
         #expect(graph.unreachableStates == [.loggingOut])
         #expect(loginGraph().unreachableStates == [])
-        #expect(StateGraph(from: LoginState.loggingOut, table: rows).unreachableStates == [.loggedOut, .loggingIn, .loggedIn])
+        #expect(StateGraph(from: LoginState.loggingOut, table: MappingTable(rows)).unreachableStates == [.loggedOut, .loggingIn, .loggedIn])
     }
 
     @Test("dead ends: states that reject every input or only loop back, in discovery order")
@@ -25,7 +25,7 @@ struct GraphAnalysisTests {
             .login       | .loggedOut => .loggingIn,
             .loginOK     | .loggingIn => .loggedIn,
         ]
-        #expect(StateGraph(from: LoginState.loggedOut, table: rows).deadEndStates == [.loggedIn])
+        #expect(StateGraph(from: LoginState.loggedOut, table: MappingTable(rows)).deadEndStates == [.loggedIn])
     }
 
     @Test("inputs never accepted: the alphabet's inputs no state found accepts, in alphabet order")
@@ -35,7 +35,7 @@ struct GraphAnalysisTests {
             .loginOK     | .loggingIn => .loggedIn,
             .logoutOK    | .loggingOut => .loggedOut,
         ]
-        #expect(StateGraph(from: LoginState.loggedOut, table: rows).neverAcceptedInputs == [.logout, .logoutOK, .forceLogout])
+        #expect(StateGraph(from: LoginState.loggedOut, table: MappingTable(rows)).neverAcceptedInputs == [.logout, .logoutOK, .forceLogout])
         #expect(loginGraph().neverAcceptedInputs == [])
         #expect(transitionMachine(initialState: TrafficLight.red).graph().neverAcceptedInputs == [])
     }

@@ -91,7 +91,7 @@ struct GraphExplorationTests {
             .logout      | .loggedIn => .loggingOut,
             .logoutOK    | .loggingOut => .loggedOut,
         ]
-        let fromTable = StateGraph(from: LoginState.loggedOut, table: rows)
+        let fromTable = StateGraph(from: LoginState.loggedOut, table: MappingTable(rows))
         let fromMapping = StateGraph(from: LoginState.loggedOut, mapping: reduce(mappings))
         let fromEffectMapping = StateGraph(from: LoginState.loggedOut, mapping: MappingTable(rows).mapping)
         let fromAutomaton = Automaton(state: LoginState.loggedOut, table: MappingTable(rows)).graph()
@@ -166,7 +166,7 @@ struct GraphExplorationTests {
             .connect    | .disconnected => .connecting   | SignalProducer.never.keyed("connection"),
             .disconnect | any           => .disconnected | .cancel("connection"),
         ]
-        let graph = StateGraph(from: Socket.disconnected, table: rows)
+        let graph = StateGraph(from: Socket.disconnected, table: MappingTable(rows))
         #expect(graph.edges.map { "\($0.from) \($0.input) \($0.to) \($0.cancelledKeys)" } == [
             "disconnected connect connecting []",
             "disconnected disconnect disconnected [connection]",

@@ -121,7 +121,7 @@ struct RandomGraphTable: CustomStringConvertible {
     func check() -> [String] {
         var problems: [String] = []
         let inputs = Array(0..<inputCount)
-        let graph = StateGraph(from: initialState, inputs: inputs, table: tableRows)
+        let graph = StateGraph(from: initialState, inputs: inputs, table: MappingTable(tableRows))
 
         // Fixed point: R(k+1) = R(k) ∪ successors(R(k)); a state's distance is the first k it is in R(k).
         var distance = [initialState: 0]
@@ -190,7 +190,7 @@ struct RandomGraphTable: CustomStringConvertible {
         // With a limit: the first states found, the edges among them, and the flag.
         var generator = SeededGenerator(seed: UInt64(graph.states.count * 31 + graph.edges.count))
         let limit = generator.int(in: 1...graph.states.count)
-        let limited = StateGraph(from: initialState, inputs: inputs, stateLimit: limit, table: tableRows)
+        let limited = StateGraph(from: initialState, inputs: inputs, stateLimit: limit, table: MappingTable(tableRows))
         if limited.states != Array(graph.states.prefix(limit)) || limited.reachedStateLimit != (limit < graph.states.count) {
             problems.append("limit \(limit): states \(limited.states), flag \(limited.reachedStateLimit)")
         }
