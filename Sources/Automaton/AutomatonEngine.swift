@@ -16,9 +16,11 @@ import Signals
 /// and waits for no effect needs no lock beyond taking and giving up the role.
 ///
 /// Termination (the input interrupted, the automaton released) is performed by the role holder too:
-/// if another thread is processing when it is asked for, that thread performs it once the input in
-/// hand has been announced, so every transition is either announced by its reply or not made, and
-/// `state` never changes after `replies` has ended.
+/// if another thread is processing when it is asked for, that thread performs it once it has finished
+/// the input in hand: announced it (a failure, or an effect-free success on the fast path), or, for a
+/// success that needs the machine (`commitSuccess` returns `.aborted`), not made it. So every
+/// transition is either announced by its reply or not made, and `state` never changes after
+/// `replies` has ended.
 @usableFromInline
 final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendable {
     // Safe: `state` and `mayHaveRootLatest` are only touched by the thread holding the processing role,

@@ -69,7 +69,15 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
         scheduler.advance()
     }
 
-    /// Moves the virtual clock forward by `duration`, running what comes due.
+    /// Moves the virtual clock forward by `duration`, running what comes due, on this thread, before it
+    /// returns.
+    ///
+    /// Effects scheduled on `scheduler` (`delay`, `timer`, `debounce`, ...) have done what came due when
+    /// it returns. An async effect sleeping on `scheduler.clock` has not: advancing resumes its task,
+    /// which goes on later on Swift's concurrency pool. For those, advance with
+    /// `await scheduler.clock.advance(by:)` (it returns once the woken tasks are past their sleep), then
+    /// await what the task does, e.g. its `.ended` event through a stream made beforehand
+    /// (`automaton.effectEvents.stream()`), before asserting with `expect`.
     public func advance(by duration: Duration) {
         scheduler.advance(by: duration)
     }

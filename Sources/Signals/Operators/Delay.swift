@@ -9,6 +9,9 @@ extension Signal {
     /// were sent, provided the scheduler runs the actions of equal delays in order (`QueueScheduler`
     /// and `TestScheduler` do).
     ///
+    /// Each delayed event is one scheduled action: `SignalProducer(value: x).delay(d, on: scheduler)`
+    /// leaves two pending on a `TestScheduler` (the value and the completion) until they run.
+    ///
     /// When the new signal ends (its terminal event is delivered, or nobody holds or observes it any
     /// more), it detaches from this signal and cancels everything it still has scheduled.
     ///
