@@ -34,6 +34,8 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline let machine: Locked<EngineStateMachine<State, Input>>
     /// Carries the gate word (see `ProcessingGate`); its mutex is unused.
     @usableFromInline let gate: Lock
+    /// Carries the effect-event word (see `EffectEventGate`); its mutex is unused.
+    @usableFromInline let eventGate: Lock
     @usableFromInline let stateStorage: PropertyStorage<State>
     @usableFromInline let replies: Signal<Reply<State, Input>, Never>
     @usableFromInline let repliesInput: Observer<Reply<State, Input>, Never>
@@ -56,8 +58,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.mapping = mapping
         self.state = state
         let gate = Lock()
+        let eventGate = Lock()
         self.gate = gate
-        machine = Locked(EngineStateMachine(isLatest: strategy == .latest, gate: gate))
+        self.eventGate = eventGate
+        machine = Locked(EngineStateMachine(isLatest: strategy == .latest, gate: gate, eventGate: eventGate))
         stateStorage = PropertyStorage(state)
         (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipe()
         (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipe()
@@ -129,27 +133,24 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
                 cancelKeys = keys
             }
         }
-        let action = machine.withCriticalRegion { machine in
-            let action = machine.commitSuccess(
-                pending, prepared: prepared, cancelKeys: cancelKeys, mayHaveRootLatest: &mayHaveRootLatest
-            )
-            if case let .success(cancelled, _) = action {
-                for effect in cancelled {
-                    let cause: EffectCancellation<Input> =
-                        effect.byCancelRow ? .cancelled(by: pending.input) : .replaced(by: pending.input)
-                    machine.post(.value(EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause))))
-                }
-            }
-            return action
+        let action = machine.withCriticalRegion {
+            $0.commitSuccess(pending, prepared: prepared, cancelKeys: cancelKeys, mayHaveRootLatest: &mayHaveRootLatest)
         }
-        guard case let .success(cancelled, decision) = action else {
+        guard case let .success(cancelled, decision, sendsCancellations) = action else {
             prepared?.token.dispose()
             return
         }
-        for effect in cancelled {
-            effect.token.dispose()
+        if sendsCancellations {
+            for effect in cancelled {
+                effect.token.dispose()
+                effectEventsInput.send(value: Self.cancellation(of: effect, by: pending.input))
+            }
+            finishEmitting()
+        } else {
+            for effect in cancelled {
+                effect.token.dispose()
+            }
         }
-        if !cancelled.isEmpty { emitEffectEvents() }
         state = toState
         stateStorage.set(toState)
         repliesInput.send(value: .success(pending.input, from, toState))
@@ -157,28 +158,63 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         case .none, .wait:
             break
         case let .start(id, prepared):
-            // Posted after the reply, under the lock: nothing can end or cancel this effect meanwhile
-            // (this thread holds the processing role, and the effect has not started).
-            machine.withCriticalRegion {
-                $0.post(.value(EffectEvent(id: id, key: prepared.keyed?.key, kind: .started(by: pending.input))))
-            }
-            emitEffectEvents()
+            // Decided here, after the reply: nothing can end or cancel this effect before it starts
+            // (this thread holds the processing role).
+            emit(EffectEvent(id: id, key: prepared.keyed?.key, kind: .started(by: pending.input)))
             start(prepared.effect, as: id, lifetime: prepared.lifetime)
         case let .drop(id, prepared):
             prepared.token.dispose()
-            machine.withCriticalRegion {
-                $0.post(.value(EffectEvent(id: id, key: prepared.keyed?.key, kind: .cancelled(.dropped(by: pending.input)))))
-            }
-            emitEffectEvents()
+            emit(EffectEvent(id: id, key: prepared.keyed?.key, kind: .cancelled(.dropped(by: pending.input))))
         }
     }
 
-    /// Sends the effect events queued under the lock, in that order, unless another thread is sending
-    /// them (it then sends these too). Called with no lock held.
+    /// The event of `effect`'s cancellation by the successful input `input`.
     @inlinable
-    func emitEffectEvents() {
-        guard machine.withCriticalRegion({ $0.beginEmittingEffectEvents() }) else { return }
-        while let event = machine.withCriticalRegion({ $0.nextEffectEventToEmit() }) {
+    static func cancellation(of effect: CancelledEffect, by input: Input) -> EffectEvent<Input> {
+        let cause: EffectCancellation<Input> = effect.byCancelRow ? .cancelled(by: input) : .replaced(by: input)
+        return EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause))
+    }
+
+    // MARK: Effect events (see `EffectEventGate`)
+
+    /// Sends `event`, decided now by the thread holding the processing role (an effect's start or drop):
+    /// at once if it can take the emitter role, else queued for the thread that holds it.
+    @inlinable
+    func emit(_ event: EffectEvent<Input>) {
+        if eventGate.compareExchangeWord(expected: 0, desired: EffectEventGate.emitting) {
+            effectEventsInput.send(value: event)
+            finishEmitting()
+            return
+        }
+        sendInOrder(.value(event))
+    }
+
+    /// Sends `event`, decided by the caller, after every effect event decided before it: takes the
+    /// emitter role under the lock or queues it there.
+    @inlinable
+    func sendInOrder(_ event: Event<EffectEvent<Input>, Never>) {
+        let claimed = machine.withCriticalRegion { machine -> Bool in
+            if machine.claimEmitter() { return true }
+            machine.queue(event)
+            return false
+        }
+        if claimed {
+            effectEventsInput.send(event)
+            finishEmitting()
+        }
+    }
+
+    /// Gives up the emitter role after sending, once the events queued meanwhile are sent too.
+    @inlinable @inline(__always)
+    func finishEmitting() {
+        if eventGate.compareExchangeWord(expected: EffectEventGate.emitting, desired: 0) { return }
+        sendQueuedEffectEvents()
+    }
+
+    /// The slow path of `finishEmitting()`: other threads queued events while this one sent.
+    @usableFromInline
+    func sendQueuedEffectEvents() {
+        while let event = machine.withCriticalRegion({ $0.nextQueuedEffectEvent() }) {
             effectEventsInput.send(event)
         }
     }
@@ -205,21 +241,27 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     @inlinable
     func effectEnded(_ id: EffectID) {
-        let (token, next, completeReplies) = machine.withCriticalRegion { machine in
+        let (token, key, next, completeReplies, sends) = machine.withCriticalRegion { machine in
             let (token, key, next, completeReplies) = machine.effectEnded(id)
-            if token != nil {
-                // Posted in the same critical section that counts the effect out, so that the end of
-                // `effectEvents` (decided later, under the lock) comes after it.
-                machine.post(.value(EffectEvent(id: id, key: key, kind: .ended)))
-                if let next {
-                    machine.post(.value(EffectEvent(id: next.id, key: next.prepared.keyed?.key, kind: .started(by: next.input))))
-                }
+            guard token != nil else { return (token, key, next, completeReplies, false) }
+            // Decided in the critical section that counts the effect out, so that the end of
+            // `effectEvents`, decided later, comes after it.
+            if machine.claimEmitter() { return (token, key, next, completeReplies, true) }
+            machine.queue(.value(EffectEvent(id: id, key: key, kind: .ended)))
+            if let next {
+                machine.queue(.value(EffectEvent(id: next.id, key: next.prepared.keyed?.key, kind: .started(by: next.input))))
             }
-            return (token, next, completeReplies)
+            return (token, key, next, completeReplies, false)
         }
         guard let token else { return }
         token.dispose()
-        emitEffectEvents()
+        if sends {
+            effectEventsInput.send(value: EffectEvent(id: id, key: key, kind: .ended))
+            if let next {
+                effectEventsInput.send(value: EffectEvent(id: next.id, key: next.prepared.keyed?.key, kind: .started(by: next.input)))
+            }
+            finishEmitting()
+        }
         if let next {
             // A `.queue` effect whose turn has come starts here, on the thread where its predecessor
             // ended (not at all if a cancellation ended its lifetime meanwhile).
@@ -298,19 +340,25 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         for effect in effects {
             effect.token.dispose()
         }
-        machine.withCriticalRegion { machine in
+        let claimed = machine.withCriticalRegion { machine -> Bool in
+            if machine.claimEmitter() { return true }
             for effect in effects {
-                machine.post(.value(EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause))))
+                machine.queue(.value(EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause))))
             }
+            return false
         }
-        emitEffectEvents()
+        if claimed {
+            for effect in effects {
+                effectEventsInput.send(value: EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause)))
+            }
+            finishEmitting()
+        }
     }
 
-    /// Ends `effectEvents`, after every event queued before. The machine is terminated, so no effect
-    /// event can be decided after this one.
+    /// Ends `effectEvents`, after every effect event decided before. The machine is terminated or has
+    /// completed, so none can be decided after this one.
     @usableFromInline
     func endEffectEvents(with terminal: Event<EffectEvent<Input>, Never>) {
-        machine.withCriticalRegion { $0.post(terminal) }
-        emitEffectEvents()
+        sendInOrder(terminal)
     }
 }

@@ -18,6 +18,24 @@ enum ProcessingGate {
     @inlinable static var blocked: UInt { 2 }
 }
 
+/// The bits of the engine's effect-event word: who sends the events of `effectEvents`.
+///
+/// - `emitting`: one thread holds the emitter role: it sends the events it decided itself, then the
+///   events queued meanwhile (`EngineStateMachine.effectEventOutbox`), in order.
+/// - `pending`: events were queued while the role was held. Set only under the engine's lock; it makes
+///   the holder's lock-free give-back fail, so it takes the lock and sends them.
+///
+/// Every effect event is decided under the engine's lock (or, for an effect's start, by the thread
+/// holding the processing role, which nothing else can decide about before the effect starts). The
+/// thread deciding it either takes the role then (a compare-and-swap from 0) and sends it at once,
+/// or queues it for the holder. So observers hear effect events in the order they were decided,
+/// whichever threads decided them, and the common case (one thread) takes no lock to send them.
+@usableFromInline
+enum EffectEventGate {
+    @inlinable static var emitting: UInt { 1 }
+    @inlinable static var pending: UInt { 2 }
+}
+
 /// An input waiting to be processed, with the effect that emitted it (`nil` for an outside input).
 @usableFromInline
 struct PendingInput<Input: Sendable>: Sendable {
@@ -199,8 +217,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     enum CommitAction {
         /// Terminated while the mapping ran: emit nothing.
         case aborted
-        /// First end `cancelled` lifetimes, then emit state and reply, then act on `decision`.
-        case success(cancelled: [CancelledEffect], decision: EffectDecision<Input>)
+        /// First end `cancelled` lifetimes (and send their cancellations if `sendsCancellations`, then
+        /// give up the emitter role), then emit state and reply, then act on `decision`.
+        case success(cancelled: [CancelledEffect], decision: EffectDecision<Input>, sendsCancellations: Bool)
     }
 
     @usableFromInline let isLatest: Bool
@@ -222,18 +241,17 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var waitingEffects = 0
     /// The keyed effects, by key.
     @usableFromInline var groups: [EffectKey: KeyGroup<Input>] = [:]
-    /// The events of `effectEvents`, queued in the order they were decided under the lock, to be sent
-    /// by one thread at a time (`AutomatonEngine.emitEffectEvents()`). So an effect's end decided on
-    /// one thread is never heard after a cancellation, start or terminal event decided later on
-    /// another, whichever thread sends first.
+    /// The events of `effectEvents` decided while another thread held the emitter role, in the order
+    /// they were decided; that thread sends them (see `EffectEventGate`).
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
-    /// Whether a thread is sending the outbox's events.
-    @usableFromInline var isEmittingEffectEvents = false
+    /// The effect-event word: see `EffectEventGate`. Only its atomic word is used.
+    @usableFromInline let eventGate: Lock
 
     @inlinable
-    init(isLatest: Bool, gate: Lock) {
+    init(isLatest: Bool, gate: Lock, eventGate: Lock) {
         self.isLatest = isLatest
         self.gate = gate
+        self.eventGate = eventGate
     }
 
     // MARK: Inputs
@@ -353,7 +371,19 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             }
         }
         mayHaveRootLatest = rootLatest != nil
-        return .success(cancelled: cancelled, decision: decision)
+        // The cancellations are decided here: the caller sends them itself if it takes the emitter
+        // role now, else they are queued for the thread that holds it (see `EffectEventGate`).
+        var sendsCancellations = false
+        if !cancelled.isEmpty {
+            if claimEmitter() {
+                sendsCancellations = true
+            } else {
+                for effect in cancelled {
+                    queue(.value(AutomatonEngine<State, Input>.cancellation(of: effect, by: pending.input)))
+                }
+            }
+        }
+        return .success(cancelled: cancelled, decision: decision, sendsCancellations: sendsCancellations)
     }
 
     /// Registers the keyed effect `id` as running in its group.
@@ -460,27 +490,30 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     // MARK: Effect events
 
-    /// Queues an event of `effectEvents`, in the order of the decisions made under the lock.
+    /// For effect events just decided under the lock: takes the emitter role, so the caller sends them
+    /// itself, at once, then calls `AutomatonEngine.finishEmitting()`; or, if another thread holds
+    /// it, returns false: the caller must `queue` them, in this same critical section.
     @inlinable
-    mutating func post(_ event: Event<EffectEvent<Input>, Never>) {
+    func claimEmitter() -> Bool {
+        eventGate.takeWordBit(EffectEventGate.emitting, orSet: EffectEventGate.pending)
+    }
+
+    /// Queues an effect event for the thread holding the emitter role (after `claimEmitter()` failed).
+    @inlinable
+    mutating func queue(_ event: Event<EffectEvent<Input>, Never>) {
         effectEventOutbox.append(event)
     }
 
-    /// Takes the role of sending the queued effect events; false if another thread has it (it will
-    /// send what was queued) or nothing is queued.
+    /// For the emitter, whose lock-free give-back failed: the next queued event to send, or `nil`, and
+    /// then the role is given up.
     @inlinable
-    mutating func beginEmittingEffectEvents() -> Bool {
-        guard !isEmittingEffectEvents, !effectEventOutbox.isEmpty else { return false }
-        isEmittingEffectEvents = true
-        return true
-    }
-
-    /// The next queued effect event to send, or `nil` (the role is then given up).
-    @inlinable
-    mutating func nextEffectEventToEmit() -> Event<EffectEvent<Input>, Never>? {
-        if let event = effectEventOutbox.removeFirst() { return event }
-        isEmittingEffectEvents = false
-        return nil
+    mutating func nextQueuedEffectEvent() -> Event<EffectEvent<Input>, Never>? {
+        guard let event = effectEventOutbox.removeFirst() else {
+            eventGate.storeWord(0)
+            return nil
+        }
+        eventGate.storeWord(EffectEventGate.emitting)  // clears `pending`: later queuers set it again
+        return event
     }
 
     // MARK: Termination
