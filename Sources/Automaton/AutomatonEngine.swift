@@ -141,15 +141,15 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             return
         }
         if sendsCancellations {
+            // Sent before the lifetimes end: their cleanup is user code, and must not run while this
+            // thread holds the emitter role, or other threads' effect events would wait for it.
             for effect in cancelled {
-                effect.token.dispose()
                 effectEventsInput.send(value: Self.cancellation(of: effect, by: pending.input))
             }
             finishEmitting()
-        } else {
-            for effect in cancelled {
-                effect.token.dispose()
-            }
+        }
+        for effect in cancelled {
+            effect.token.dispose()
         }
         state = toState
         stateStorage.set(toState)
@@ -254,14 +254,16 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             return (token, key, next, completeReplies, false)
         }
         guard let token else { return }
-        token.dispose()
         if sends {
+            // Sent before the lifetime ends: its cleanup is user code, and must not run while this
+            // thread holds the emitter role (see `process(_:)`).
             effectEventsInput.send(value: EffectEvent(id: id, key: key, kind: .ended))
             if let next {
                 effectEventsInput.send(value: EffectEvent(id: next.id, key: next.prepared.keyed?.key, kind: .started(by: next.input)))
             }
             finishEmitting()
         }
+        token.dispose()
         if let next {
             // A `.queue` effect whose turn has come starts here, on the thread where its predecessor
             // ended (not at all if a cancellation ended its lifetime meanwhile).

@@ -165,4 +165,43 @@ struct EffectEventOrderTests {
         #expect(automaton.runningEffectCount == 0)
         #expect(automaton.trackedEffectCount == 0)
     }
+
+    @Test("an effect's cleanup, run as it ends, does not hold up the effect events other threads decide meanwhile")
+    func cleanupDoesNotHoldUpOtherThreadsEvents() {
+        let held = HeldObserver()
+        let inCleanup = DispatchSemaphore(value: 0)
+        let heardSecondStart = DispatchSemaphore(value: 0)
+        let cleanupWaited = Recording<DispatchTimeoutResult>()
+        let first = SignalProducer<Step, Never> { observer, lifetime in
+            held.observer = observer
+            lifetime.observeEnded {
+                inCleanup.signal()
+                // A cleanup that waits until the app has heard of the next effect, started elsewhere.
+                cleanupWaited.append(heardSecondStart.wait(timeout: .now() + 60))
+            }
+        }
+        let second = SignalProducer<Step, Never>.never  // runs until the automaton is released
+        let automaton = Automaton(state: 0, mapping: { (state: Int, step: Step) -> (Int, SignalProducer<Step, Never>)? in
+            step == .first ? (state, first) : (state, second)
+        })
+        let events = lines(of: automaton.effectEvents)
+        automaton.effectEvents.observeValues { event in
+            if event.description == "effect 1 started by second" { heardSecondStart.signal() }
+        }
+        automaton.send(.first)
+        let observer = held.observer
+        let ending = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            observer?.sendCompleted()  // the first ends here; its cleanup waits for the second's start
+            ending.signal()
+        }
+        #expect(inCleanup.wait(timeout: .now() + 60) == .success)
+        automaton.send(.second)
+        let heardWhenSendReturned = events.values
+        #expect(ending.wait(timeout: .now() + 60) == .success)
+        held.observer = nil
+        #expect(heardWhenSendReturned == ["effect 0 started by first", "effect 0 ended", "effect 1 started by second"])
+        #expect(cleanupWaited.values == [.success])
+        withExtendedLifetime(automaton) {}
+    }
 }
