@@ -74,19 +74,21 @@ public struct TestClock: Clock {
     /// `CancellationError` as soon as the calling task is cancelled. `tolerance` is ignored.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
-        let delay = deadline.offset - scheduler.now
-        guard delay > .zero else { return }
+        guard deadline.offset > scheduler.now else { return }
         let sleep = TestClockSleep()
         let sleepers = scheduler.sleepers
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Swift.Error>) in
                 guard sleep.install(continuation) else { return }
-                // Counted before the wake-up exists, so that the wake-up is never counted first.
-                sleepers.fellAsleep()
-                let wakeUp = scheduler.schedule(after: delay) {
+                // The wake-up is scheduled at the deadline itself, not at a delay from a clock that
+                // another thread may move meanwhile. The sleeper is counted once its wake-up exists,
+                // so that a test that saw it asleep (`waitForSleepers`) and advances the clock wakes
+                // it. If the clock wakes it first, the counts pass through -1 and end right.
+                let wakeUp = scheduler.schedule(at: deadline.offset) {
                     sleep.finish(.success(()), ifAsleep: sleepers.woke)
                 }
                 sleep.setWakeUp(wakeUp)
+                sleepers.fellAsleep()
             }
         } onCancel: {
             sleep.finish(.failure(CancellationError()), ifAsleep: sleepers.cancelled)
@@ -94,8 +96,9 @@ public struct TestClock: Clock {
         sleepers.returned()
     }
 
-    /// How many tasks are asleep on this clock, waiting for the scheduler to reach their deadline.
-    public var sleeperCount: Int { scheduler.sleepers.count.asleep }
+    /// How many tasks are asleep on this clock, waiting for the scheduler to reach their deadline: a
+    /// task counts once its wake-up is scheduled, so advancing past its deadline wakes it.
+    public var sleeperCount: Int { Swift.max(scheduler.sleepers.count.asleep, 0) }
 
     /// Returns once at least `count` tasks are asleep on this clock (at once if they already are),
     /// so that the test can advance the clock knowing the code under test is waiting for it.

@@ -148,8 +148,24 @@ public final class TestScheduler: TimeScheduler {
         interval: Duration?,
         action: @escaping @Sendable () -> Void
     ) -> Disposable {
+        enqueue(interval: interval, action: action) { now in now + Swift.max(delay, .zero) }
+    }
+
+    /// Enqueues `action` at the instant `instant`, or at the current instant if it has passed, reading
+    /// the clock and enqueueing in one step: for `TestClock`, whose sleeps end at a deadline however
+    /// the clock moves meanwhile.
+    func schedule(at instant: Duration, action: @escaping @Sendable () -> Void) -> Disposable {
+        enqueue(interval: nil, action: action) { now in Swift.max(instant, now) }
+    }
+
+    /// Enqueues `action` at the instant `due` computes from the current one, under the lock.
+    private func enqueue(
+        interval: Duration?,
+        action: @escaping @Sendable () -> Void,
+        due: (_ now: Duration) -> Duration
+    ) -> Disposable {
         let id = state.withCriticalRegion { state in
-            state.enqueue(id: nil, due: state.now + Swift.max(delay, .zero), interval: interval, action: action)
+            state.enqueue(id: nil, due: due(state.now), interval: interval, action: action)
         }
         return AnyDisposable { [weak self] in
             let cancelled = self?.state.withCriticalRegion { $0.cancel(id) }

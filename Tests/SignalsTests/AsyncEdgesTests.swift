@@ -157,6 +157,22 @@ struct TestClockTests {
         #expect(recorder.events == [.interrupted])
     }
 
+    @Test("a sleep ends at its deadline, and a sleeper that waitForSleepers counted is woken by the next advance past it, however the clock moved meanwhile")
+    func sleepDeadlineIsAbsolute() async {
+        for _ in 0..<200 {
+            let scheduler = TestScheduler()
+            let clock = scheduler.clock
+            let task = Task { try await clock.sleep(until: .init(offset: .seconds(1))) }
+            scheduler.advance(by: .milliseconds(500))  // before, during or after the task goes to sleep
+            await clock.waitForSleepers(1)
+            await clock.advance(by: .milliseconds(500))  // now 1 s: the sleep must be over
+            #expect(scheduler.pendingActionCount == 0)
+            #expect(clock.sleeperCount == 0)
+            task.cancel()  // ends the task whatever happened, so a failure cannot hang the test
+            _ = try? await task.value
+        }
+    }
+
     @Test("many tasks sleeping on one clock wake in deadline order as it advances")
     func manySleepers() async {
         let scheduler = TestScheduler()
