@@ -21,9 +21,8 @@ extension StateGraph {
         stateName: (State) -> String = { String(describing: $0) },
         inputName: (Input) -> String = { String(describing: $0) }
     ) -> String {
-        let names = states.map(stateName)
-        let identifiers = DiagramIdentifiers(names: names).identifiers
-        let inputNames = inputs.map(inputName)
+        let shown = DiagramNames(self, stateName: stateName, inputName: inputName)
+        let (names, identifiers, inputNames) = (shown.states, shown.identifiers, shown.inputs)
         var lines = [
             "digraph \(DOTText.quoted(name)) {",
             "    rankdir=LR;",

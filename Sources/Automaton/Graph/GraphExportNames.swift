@@ -97,3 +97,23 @@ enum DiagramText {
         return result
     }
 }
+
+/// The names a diagram shows and the identifiers of its states, computed once for an export.
+struct DiagramNames {
+    /// Each state's shown name, in the graph's state order.
+    let states: [String]
+    /// Each state's identifier in the diagram's source (see `DiagramIdentifiers`).
+    let identifiers: [String]
+    /// Each input's shown name, in the alphabet's order.
+    let inputs: [String]
+
+    init<State: Hashable & Sendable, Input: Sendable>(
+        _ graph: StateGraph<State, Input>,
+        stateName: (State) -> String,
+        inputName: (Input) -> String
+    ) {
+        states = graph.states.map(stateName)
+        identifiers = DiagramIdentifiers(names: states).identifiers
+        inputs = graph.inputs.map(inputName)
+    }
+}

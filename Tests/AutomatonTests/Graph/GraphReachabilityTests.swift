@@ -96,13 +96,7 @@ struct RandomGraphTable: CustomStringConvertible {
             case (.function, _):
                 preconditionFailure("Internal inconsistency: the state-function form needs an input value, got \(row.input)")
             case let (.state(from, to), input):
-                let transition: Transition<Int>
-                switch from {
-                case let .value(state): transition = state => to
-                case let .predicate(predicate): transition = predicate.closure => to
-                case let .array(states): transition = states => to
-                case .any: transition = any => to
-                }
+                let transition = dslTransition(from: from, to: to)
                 switch input {
                 case let .value(input): base = input | transition
                 case let .predicate(predicate): base = predicate.closure | transition

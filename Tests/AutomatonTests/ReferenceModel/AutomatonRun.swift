@@ -39,13 +39,7 @@ private struct RowBuilder {
             let stateCount = self.stateCount
             return input | { ($0 + offset) % stateCount }
         case let .state(from, to):
-            let transition: Transition<Int>
-            switch from {
-            case let .value(state): transition = state => to
-            case let .predicate(predicate): transition = predicate.closure => to
-            case let .array(states): transition = states => to
-            case .any: transition = any => to
-            }
+            let transition = dslTransition(from: from, to: to)
             switch row.input {
             case let .value(input): return input | transition
             case let .predicate(predicate): return predicate.closure | transition
@@ -276,4 +270,14 @@ func runAutomaton(_ testCase: GeneratedCase) -> Outcome {
     )
     holder.release()
     return outcome
+}
+
+/// `from => toState` written with the DSL, in each from-state form of `from`.
+func dslTransition(from: FromPattern, to toState: Int) -> Transition<Int> {
+    switch from {
+    case let .value(state): state => toState
+    case let .predicate(predicate): predicate.closure => toState
+    case let .array(states): states => toState
+    case .any: any => toState
+    }
 }
