@@ -182,12 +182,12 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// of the `.latest` tree, and is dropped if that effect has ended or was cancelled. For test
     /// harnesses.
     package func send(_ input: Input, asIfFromEffect effectID: UInt64) {
-        engine.send(input, from: effectID)
+        engine.send(input, asIfFromEffect: effectID)
     }
 
     /// How many effects the engine tracks: those running, and those that have ended but whose emitted
     /// inputs are still queued. Bounded by what is live, never by history. For tests.
     package var trackedEffectCount: Int {
-        engine.machine.withCriticalRegion { $0.nodes.count }
+        engine.machine.withCriticalRegion { $0.tracked.count }
     }
 }

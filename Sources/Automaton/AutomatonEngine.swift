@@ -71,7 +71,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     /// Processes `input` now if no other input is being processed, or queues it behind the current one.
     @inlinable
-    func send(_ input: Input, from origin: EffectID?) {
+    func send(_ input: Input, from origin: EffectRecord<State, Input>?) {
         if origin == nil, gate.compareExchangeWord(expected: 0, desired: ProcessingGate.processing) {
             // Nothing queued, nobody processing, still active: process without the lock.
             process(PendingInput(input: input, origin: nil))
@@ -105,7 +105,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     /// Steps 1-3 of the automaton contract for one input. Runs in the processing role.
     @inlinable
-    func process(_ pending: PendingInput<Input>) {
+    func process(_ pending: PendingInput<State, Input>) {
         let from = state
         guard let (toState, effect) = mapping(from, pending.input) else {
             if let origin = pending.origin {
@@ -121,14 +121,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             repliesInput.send(value: .success(pending.input, from, toState))
             return
         }
-        var prepared: PreparedEffect<Input>?
+        var prepared: PreparedEffect<State, Input>?
         var cancelKeys: [EffectKey] = []
         if let effect {
-            switch effect.directive.map({ $0 as? EffectDirective }) {
-            case nil, .some(nil):
-                prepared = PreparedEffect(effect: effect, keyed: nil)
+            switch effect.hasDirective ? effect.directive as? EffectDirective : nil {
+            case nil:
+                prepared = PreparedEffect(effect: effect, record: EffectRecord(engine: self, key: nil), policy: nil)
             case let .keyed(key, policy)?:
-                prepared = PreparedEffect(effect: effect, keyed: (key, policy))
+                prepared = PreparedEffect(effect: effect, record: EffectRecord(engine: self, key: key), policy: policy)
             case let .cancel(keys)?:
                 cancelKeys = keys
             }
@@ -137,7 +137,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             $0.commitSuccess(pending, prepared: prepared, cancelKeys: cancelKeys, mayHaveRootLatest: &mayHaveRootLatest)
         }
         guard case let .success(cancelled, decision, sendsCancellations) = action else {
-            prepared?.token.dispose()
+            prepared?.record.lifetime.end()
             return
         }
         if sendsCancellations {
@@ -149,7 +149,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             finishEmitting()
         }
         for effect in cancelled {
-            effect.token.dispose()
+            effect.lifetime.end()
         }
         state = toState
         stateStorage.set(toState)
@@ -157,20 +157,22 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         switch decision {
         case .none, .wait:
             break
-        case let .start(id, prepared):
+        case let .start(prepared):
             // Decided here, after the reply: nothing can end or cancel this effect before it starts
             // (this thread holds the processing role).
-            emit(EffectEvent(id: id, key: prepared.keyed?.key, kind: .started(by: pending.input)))
-            start(prepared.effect, as: id, lifetime: prepared.lifetime)
-        case let .drop(id, prepared):
-            prepared.token.dispose()
-            emit(EffectEvent(id: id, key: prepared.keyed?.key, kind: .cancelled(.dropped(by: pending.input))))
+            let record = prepared.record
+            emit(EffectEvent(id: record.id, key: record.key, kind: .started(by: pending.input)))
+            start(prepared)
+        case let .drop(prepared):
+            let record = prepared.record
+            record.lifetime.end()
+            emit(EffectEvent(id: record.id, key: record.key, kind: .cancelled(.dropped(by: pending.input))))
         }
     }
 
     /// The event of `effect`'s cancellation by the successful input `input`.
     @inlinable
-    static func cancellation(of effect: CancelledEffect, by input: Input) -> EffectEvent<Input> {
+    static func cancellation(of effect: CancelledEffect<State, Input>, by input: Input) -> EffectEvent<Input> {
         let cause: EffectCancellation<Input> = effect.byCancelRow ? .cancelled(by: input) : .replaced(by: input)
         return EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause))
     }
@@ -221,53 +223,53 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     // MARK: Effects
 
+    /// Starts the effect `prepared`, unless it was cancelled before it could start (its lifetime has
+    /// ended). Its observer is its record's (see `EffectRecord.makeObserver()`).
     @inlinable
-    func start(_ effect: SignalProducer<Input, Never>, as id: EffectID, lifetime: Lifetime) {
-        // The lifetime has already ended if the effect was cancelled before it could start.
-        guard !lifetime.hasEnded else { return }
-        // Weak: an effect (or whatever keeps its observer) must not keep the engine, and through the
-        // mapping everything it captures, alive after the automaton is released. An input observer: an
-        // effect that lets go of it without ending (a `send` closure nobody keeps) has ended.
-        effect.run(Observer(interruptsOnDeinit: true) { [weak self] event in
-            guard let self else { return }
-            switch event {
-            case let .value(input):
-                send(input, from: id)
-            case .completed, .interrupted:
-                effectEnded(id)
-            }
-        }, lifetime: lifetime)
+    func start(_ prepared: PreparedEffect<State, Input>) {
+        let record = prepared.record
+        guard !record.lifetime.hasEnded else { return }
+        prepared.effect.run(record.makeObserver(), lifetime: record.lifetime)
+    }
+
+    /// Sends `input` as if the tracked effect `id` had sent it; dropped if it is not tracked.
+    @usableFromInline
+    func send(_ input: Input, asIfFromEffect id: EffectID) {
+        guard let record = machine.withCriticalRegion({ $0.tracked.record(withID: id) }) else { return }
+        send(input, from: record)
     }
 
     @inlinable
-    func effectEnded(_ id: EffectID) {
-        let (token, key, next, completeReplies, sends) = machine.withCriticalRegion { machine in
-            let (token, key, next, completeReplies) = machine.effectEnded(id)
-            guard token != nil else { return (token, key, next, completeReplies, false) }
+    func effectEnded(_ record: EffectRecord<State, Input>) {
+        let (ended, next, completeReplies, sends) = machine.withCriticalRegion { machine in
+            let (ended, next, completeReplies) = machine.effectEnded(record)
+            guard ended else { return (ended, next, completeReplies, false) }
             // Decided in the critical section that counts the effect out, so that the end of
             // `effectEvents`, decided later, comes after it.
-            if machine.claimEmitter() { return (token, key, next, completeReplies, true) }
-            machine.queue(.value(EffectEvent(id: id, key: key, kind: .ended)))
+            if machine.claimEmitter() { return (ended, next, completeReplies, true) }
+            machine.queue(.value(EffectEvent(id: record.id, key: record.key, kind: .ended)))
             if let next {
-                machine.queue(.value(EffectEvent(id: next.id, key: next.prepared.keyed?.key, kind: .started(by: next.input))))
+                let successor = next.prepared.record
+                machine.queue(.value(EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input))))
             }
-            return (token, key, next, completeReplies, false)
+            return (ended, next, completeReplies, false)
         }
-        guard let token else { return }
+        guard ended else { return }
         if sends {
             // Sent before the lifetime ends: its cleanup is user code, and must not run while this
             // thread holds the emitter role (see `process(_:)`).
-            effectEventsInput.send(value: EffectEvent(id: id, key: key, kind: .ended))
+            effectEventsInput.send(value: EffectEvent(id: record.id, key: record.key, kind: .ended))
             if let next {
-                effectEventsInput.send(value: EffectEvent(id: next.id, key: next.prepared.keyed?.key, kind: .started(by: next.input)))
+                let successor = next.prepared.record
+                effectEventsInput.send(value: EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input)))
             }
             finishEmitting()
         }
-        token.dispose()
+        record.lifetime.end()
         if let next {
             // A `.queue` effect whose turn has come starts here, on the thread where its predecessor
             // ended (not at all if a cancellation ended its lifetime meanwhile).
-            start(next.prepared.effect, as: next.id, lifetime: next.prepared.lifetime)
+            start(next.prepared)
         }
         if completeReplies { complete() }
     }
@@ -320,7 +322,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// Ends the signals and disposes the effects, in the order `termination` prescribes. Run by the
     /// holder of the processing role.
     @usableFromInline
-    func perform(_ termination: Termination, cancelling effects: [CancelledEffect]) {
+    func perform(_ termination: Termination, cancelling effects: [CancelledEffect<State, Input>]) {
         switch termination {
         case .interrupted:
             cancel(effects, .interrupted)
@@ -337,10 +339,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// Ends the lifetimes of `effects` and reports their cancellation. Every effect event decided before
     /// (an end on another thread included) was queued before these.
     @usableFromInline
-    func cancel(_ effects: [CancelledEffect], _ cause: EffectCancellation<Input>) {
+    func cancel(_ effects: [CancelledEffect<State, Input>], _ cause: EffectCancellation<Input>) {
         guard !effects.isEmpty else { return }
         for effect in effects {
-            effect.token.dispose()
+            effect.lifetime.end()
         }
         let claimed = machine.withCriticalRegion { machine -> Bool in
             if machine.claimEmitter() { return true }

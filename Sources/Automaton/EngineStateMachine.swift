@@ -1,9 +1,5 @@
 import Signals
 
-/// An effect's identity in the engine. Identifiers are never reused.
-@usableFromInline
-typealias EffectID = UInt64
-
 /// The bits of the engine's gate word: the lock-free fast path for an outside input.
 ///
 /// - `processing`: one thread holds the processing role (it owns the current state).
@@ -38,12 +34,12 @@ enum EffectEventGate {
 
 /// An input waiting to be processed, with the effect that emitted it (`nil` for an outside input).
 @usableFromInline
-struct PendingInput<Input: Sendable>: Sendable {
+struct PendingInput<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline let input: Input
-    @usableFromInline let origin: EffectID?
+    @usableFromInline let origin: EffectRecord<State, Input>?
 
     @inlinable
-    init(input: Input, origin: EffectID?) {
+    init(input: Input, origin: EffectRecord<State, Input>?) {
         self.input = input
         self.origin = origin
     }
@@ -59,66 +55,45 @@ enum Termination: Sendable {
     case released
 }
 
-/// One running effect, or one that has ended but still has inputs queued.
-///
-/// A node is forgotten as soon as its effect has ended (or was cancelled) and its queued inputs have
-/// been processed, so the engine's bookkeeping is bounded by what is live, never by history.
+/// A keyed effect's key and policy.
 @usableFromInline
-struct EffectNode: Sendable {
-    /// Under `.latest`, the effect whose tracked chain this one belongs to: the effect whose input
-    /// started it, or, once that one has been forgotten, its nearest live ancestor; `nil` for the
-    /// root (an effect of an outside input, or the heir of one).
-    @usableFromInline var parent: EffectID?
-    /// Ends the effect's `Lifetime`: disposing it cancels the effect.
-    @usableFromInline let token: Lifetime.Token
-    /// Under `.latest`, the effect started by this effect's latest successful input, if still tracked
-    /// (or, once that one has been forgotten, the effect that inherited its place).
-    @usableFromInline var latestChild: EffectID?
-    /// Inputs this effect emitted that are still queued.
-    @usableFromInline var pendingInputs = 0
-    /// Whether the effect has completed by itself.
-    @usableFromInline var hasEnded = false
-    /// The key of a keyed effect; `nil` for an effect of the tree.
-    @usableFromInline let key: EffectKey?
-    /// Whether the effect waits for its key's running effects to end (`.queue`), not started yet.
-    @usableFromInline var isWaiting = false
+struct KeyedDirective: Sendable {
+    @usableFromInline let key: EffectKey
+    @usableFromInline let policy: EffectPolicy
 
     @inlinable
-    init(parent: EffectID?, token: Lifetime.Token, key: EffectKey? = nil) {
-        self.parent = parent
-        self.token = token
+    init(key: EffectKey, policy: EffectPolicy) {
         self.key = key
+        self.policy = policy
     }
 }
 
-/// An effect the mapping returned, prepared before the lock is taken.
+/// An effect the mapping returned, prepared before the lock is taken: its producer, and its record
+/// (whose identifier is assigned under the lock).
 @usableFromInline
-struct PreparedEffect<Input: Sendable>: Sendable {
+struct PreparedEffect<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline let effect: SignalProducer<Input, Never>
-    @usableFromInline let lifetime: Lifetime
-    @usableFromInline let token: Lifetime.Token
-    /// Its key and policy, if it is keyed.
-    @usableFromInline let keyed: (key: EffectKey, policy: EffectPolicy)?
+    @usableFromInline let record: EffectRecord<State, Input>
+    /// Its policy, if it is keyed (its key is the record's).
+    @usableFromInline let policy: EffectPolicy?
 
     @inlinable
-    init(effect: SignalProducer<Input, Never>, keyed: (key: EffectKey, policy: EffectPolicy)?) {
+    init(effect: SignalProducer<Input, Never>, record: EffectRecord<State, Input>, policy: EffectPolicy?) {
         self.effect = effect
-        (lifetime, token) = Lifetime.make()
-        self.keyed = keyed
+        self.record = record
+        self.policy = policy
     }
 }
 
 /// A keyed effect waiting (`.queue`) for its key's running effects to end.
 @usableFromInline
-struct WaitingEffect<Input: Sendable>: Sendable {
-    @usableFromInline let id: EffectID
-    @usableFromInline let prepared: PreparedEffect<Input>
+struct WaitingEffect<State: Sendable, Input: Sendable>: Sendable {
+    @usableFromInline let prepared: PreparedEffect<State, Input>
     /// The input that succeeded and will have started it.
     @usableFromInline let input: Input
 
     @inlinable
-    init(id: EffectID, prepared: PreparedEffect<Input>, input: Input) {
-        self.id = id
+    init(prepared: PreparedEffect<State, Input>, input: Input) {
         self.prepared = prepared
         self.input = input
     }
@@ -126,49 +101,120 @@ struct WaitingEffect<Input: Sendable>: Sendable {
 
 /// The effects of one key.
 @usableFromInline
-struct KeyGroup<Input: Sendable>: Sendable {
-    /// Started and not ended, in start order.
-    @usableFromInline var running: [EffectID] = []
-    /// Waiting (`.queue`) for `running` to empty, FIFO.
-    @usableFromInline var waiting = FIFOQueue<WaitingEffect<Input>>()
+struct KeyGroup<State: Sendable, Input: Sendable>: Sendable {
+    @usableFromInline typealias Record = EffectRecord<State, Input>
+
+    /// Started and not ended, in start order: a list linked through the records.
+    @usableFromInline var firstRunning: Record?
+    @usableFromInline var lastRunning: Record?
+    /// Waiting (`.queue`) for the running ones to end, FIFO.
+    @usableFromInline var waiting = FIFOQueue<WaitingEffect<State, Input>>()
 
     @inlinable
     init() {}
 
     @inlinable
-    var isEmpty: Bool { running.isEmpty && waiting.isEmpty }
+    var isEmpty: Bool { firstRunning == nil && waiting.isEmpty }
+
+    @inlinable
+    var hasRunning: Bool { firstRunning != nil }
+
+    @inlinable
+    mutating func appendRunning(_ record: Record) {
+        record.previousOfKey = lastRunning
+        if let lastRunning { lastRunning.nextOfKey = record } else { firstRunning = record }
+        lastRunning = record
+    }
+
+    @inlinable
+    mutating func removeRunning(_ record: Record) {
+        let (previous, next) = (record.previousOfKey, record.nextOfKey)
+        if let previous { previous.nextOfKey = next } else { firstRunning = next }
+        if let next { next.previousOfKey = previous } else { lastRunning = previous }
+        record.previousOfKey = nil
+        record.nextOfKey = nil
+    }
 }
 
-/// An effect cancelled by the engine: its token to dispose, and what to report.
+/// An effect cancelled by the engine: its record (whose lifetime to end), and what to report.
 @usableFromInline
-struct CancelledEffect: Sendable {
+struct CancelledEffect<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline let id: EffectID
     @usableFromInline let key: EffectKey?
-    @usableFromInline let token: Lifetime.Token
+    @usableFromInline let lifetime: Lifetime
     /// Cancelled by a `.cancel(key)` row, rather than replaced.
     @usableFromInline let byCancelRow: Bool
     /// What must not be released under the engine's lock (a waiting effect's producer).
     @usableFromInline let leftover: (any Sendable)?
 
     @inlinable
-    init(id: EffectID, key: EffectKey?, token: Lifetime.Token, byCancelRow: Bool, leftover: (any Sendable)? = nil) {
+    init(_ record: EffectRecord<State, Input>, byCancelRow: Bool, leftover: (any Sendable)? = nil) {
+        self.init(id: record.id, key: record.key, lifetime: record.lifetime, byCancelRow: byCancelRow, leftover: leftover)
+    }
+
+    @inlinable
+    init(id: EffectID, key: EffectKey?, lifetime: Lifetime, byCancelRow: Bool, leftover: (any Sendable)?) {
         self.id = id
         self.key = key
-        self.token = token
+        self.lifetime = lifetime
         self.byCancelRow = byCancelRow
         self.leftover = leftover
     }
 }
 
+/// The effects one input cancels: usually none or one, kept inline; an array only beyond one.
+@usableFromInline
+struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
+    @usableFromInline var first: CancelledEffect<State, Input>?
+    @usableFromInline var rest: [CancelledEffect<State, Input>] = []
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    var isEmpty: Bool { first == nil }
+
+    @inlinable
+    mutating func append(_ effect: CancelledEffect<State, Input>) {
+        if first == nil { first = effect } else { rest.append(effect) }
+    }
+
+    @inlinable
+    func makeIterator() -> Iterator {
+        Iterator(first: first, rest: rest.makeIterator())
+    }
+
+    @usableFromInline
+    struct Iterator: IteratorProtocol {
+        @usableFromInline var first: CancelledEffect<State, Input>?
+        @usableFromInline var rest: IndexingIterator<[CancelledEffect<State, Input>]>
+
+        @inlinable
+        init(first: CancelledEffect<State, Input>?, rest: IndexingIterator<[CancelledEffect<State, Input>]>) {
+            self.first = first
+            self.rest = rest
+        }
+
+        @inlinable
+        mutating func next() -> CancelledEffect<State, Input>? {
+            if let effect = first {
+                first = nil
+                return effect
+            }
+            return rest.next()
+        }
+    }
+}
+
 /// What becomes of the effect a successful input returned.
 @usableFromInline
-enum EffectDecision<Input: Sendable>: Sendable {
+enum EffectDecision<State: Sendable, Input: Sendable>: Sendable {
     /// No effect (or a `.cancel(key)` row).
     case none
-    /// Start it now, as `id`.
-    case start(EffectID, PreparedEffect<Input>)
-    /// Its key's `.first` policy drops it: never started; `id` is reported.
-    case drop(EffectID, PreparedEffect<Input>)
+    /// Start it now.
+    case start(PreparedEffect<State, Input>)
+    /// Its key's `.first` policy drops it: never started; its identifier is reported.
+    case drop(PreparedEffect<State, Input>)
     /// Its key's `.queue` policy makes it wait.
     case wait
 }
@@ -180,6 +226,8 @@ enum EffectDecision<Input: Sendable>: Sendable {
 /// child are not here: they belong to the thread that holds the processing role (see `AutomatonEngine`).
 @usableFromInline
 struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
+    @usableFromInline typealias Record = EffectRecord<State, Input>
+
     @usableFromInline
     enum Phase: Sendable {
         /// Taking outside inputs.
@@ -198,18 +246,18 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         /// Queued behind the input being processed; the processing thread will take it.
         case queued
         /// Nobody is processing: the caller becomes the processing thread and processes `input`.
-        case process(PendingInput<Input>)
+        case process(PendingInput<State, Input>)
     }
 
     /// What the processing thread does next.
     @usableFromInline
     enum NextAction {
-        case process(PendingInput<Input>)
+        case process(PendingInput<State, Input>)
         /// The queue is empty; processing stops. `completeReplies` if the automaton has finished.
         case idle(completeReplies: Bool)
         /// The automaton was terminated while this thread processed: processing stops, and this thread
         /// performs the termination (dispose `effects` and end the signals, in `termination`'s order).
-        case terminate(Termination, effects: [CancelledEffect])
+        case terminate(Termination, effects: [CancelledEffect<State, Input>])
     }
 
     /// The outcome of a successful transition, to be performed outside the lock in this order.
@@ -219,28 +267,31 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         case aborted
         /// First end `cancelled` lifetimes (and send their cancellations if `sendsCancellations`, then
         /// give up the emitter role), then emit state and reply, then act on `decision`.
-        case success(cancelled: [CancelledEffect], decision: EffectDecision<Input>, sendsCancellations: Bool)
+        case success(
+            cancelled: CancelledEffects<State, Input>, decision: EffectDecision<State, Input>, sendsCancellations: Bool
+        )
     }
 
     @usableFromInline let isLatest: Bool
     @usableFromInline var phase = Phase.active
-    @usableFromInline var queue = FIFOQueue<PendingInput<Input>>()
+    @usableFromInline var queue = FIFOQueue<PendingInput<State, Input>>()
     /// The gate word: see `ProcessingGate`. Only its atomic word is used.
     @usableFromInline let gate: Lock
-    @usableFromInline var nodes: [EffectID: EffectNode] = [:]
+    /// Every tracked effect, in the order of their identifiers.
+    @usableFromInline var tracked = TrackedEffects<State, Input>()
     /// Under `.latest`, the effect started by the latest successful outside input, or the effect that
     /// inherited its place, if still tracked.
-    @usableFromInline var rootLatest: EffectID?
+    @usableFromInline var rootLatest: Record?
     /// A termination requested while another thread held the processing role: that thread performs it
     /// when it finishes the input in hand, so the input's reply comes before the end of `replies`.
-    @usableFromInline var pendingTermination: (Termination, [CancelledEffect])?
+    @usableFromInline var pendingTermination: (Termination, [CancelledEffect<State, Input>])?
     @usableFromInline var nextEffectID: EffectID = 0
     /// Effects that have neither ended nor been cancelled, those waiting for their key included.
     @usableFromInline var runningEffects = 0
     /// Keyed effects waiting (`.queue`) for their key.
     @usableFromInline var waitingEffects = 0
     /// The keyed effects, by key.
-    @usableFromInline var groups: [EffectKey: KeyGroup<Input>] = [:]
+    @usableFromInline var groups: [EffectKey: KeyGroup<State, Input>] = [:]
     /// The events of `effectEvents` decided while another thread held the emitter role, in the order
     /// they were decided; that thread sends them (see `EffectEventGate`).
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
@@ -257,7 +308,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     // MARK: Inputs
 
     @inlinable
-    mutating func send(_ input: Input, from origin: EffectID?) -> SendAction {
+    mutating func send(_ input: Input, from origin: Record?) -> SendAction {
         switch phase {
         case .terminated: return .drop
         case .inputCompleted where origin == nil: return .drop
@@ -265,8 +316,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         }
         if let origin {
             // An input from a cancelled effect is ignored; so is a value after its own completion.
-            guard nodes[origin]?.hasEnded == false else { return .drop }
-            nodes[origin]?.pendingInputs += 1
+            guard origin.isTracked, !origin.hasEnded else { return .drop }
+            origin.pendingInputs += 1
         }
         let pending = PendingInput(input: input, origin: origin)
         // Take the processing role, or, if someone holds it, block its lock-free give-back so that it
@@ -286,7 +337,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             return .terminate(termination, effects: effects)
         }
         while let pending = queue.removeFirst() {
-            if let origin = pending.origin, nodes[origin] == nil {
+            if let origin = pending.origin, !origin.isTracked {
                 continue  // its effect was cancelled after the input was queued
             }
             return .process(pending)
@@ -303,17 +354,17 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// that child is forgotten, never the other way round.
     @inlinable
     mutating func commitSuccess(
-        _ pending: PendingInput<Input>,
-        prepared: PreparedEffect<Input>?,
+        _ pending: PendingInput<State, Input>,
+        prepared: PreparedEffect<State, Input>?,
         cancelKeys: [EffectKey],
         mayHaveRootLatest: inout Bool
     ) -> CommitAction {
         defer { if let origin = pending.origin { inputProcessed(from: origin) } }
         guard phase != .terminated else { return .aborted }
 
-        var cancelled: [CancelledEffect] = []
+        var cancelled = CancelledEffects<State, Input>()
         if isLatest {
-            let previous = pending.origin.map { nodes[$0]?.latestChild } ?? rootLatest
+            let previous = pending.origin.map { $0.isTracked ? $0.latestChild : nil } ?? rootLatest
             if let previous {
                 cancelChain(from: previous, into: &cancelled, byCancelRow: false)
             }
@@ -322,50 +373,51 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             cancelGroup(key, into: &cancelled, byCancelRow: true)
         }
 
-        var decision = EffectDecision<Input>.none
+        var decision = EffectDecision<State, Input>.none
         // The effect that becomes the level's latest child: only an effect of the tree.
-        var treeChild: EffectID?
+        var treeChild: Record?
         if let prepared {
-            let id = nextEffectID
+            let record = prepared.record
+            record.id = nextEffectID
             nextEffectID &+= 1
-            if let (key, policy) = prepared.keyed {
+            if let policy = prepared.policy, let key = record.key {
                 switch policy.kind {
                 case .latest:
                     cancelGroup(key, into: &cancelled, byCancelRow: false)
-                    decision = startKeyed(id, prepared, key: key)
+                    decision = startKeyed(prepared, key: key)
                 case .first:
                     if let group = groups[key], !group.isEmpty {
-                        decision = .drop(id, prepared)
+                        decision = .drop(prepared)
                     } else {
-                        decision = startKeyed(id, prepared, key: key)
+                        decision = startKeyed(prepared, key: key)
                     }
                 case .queue:
                     if let group = groups[key], !group.isEmpty {
-                        var node = EffectNode(parent: nil, token: prepared.token, key: key)
-                        node.isWaiting = true
-                        nodes[id] = node
+                        record.isWaiting = true
+                        tracked.append(record)
                         runningEffects += 1
                         waitingEffects += 1
-                        groups[key, default: KeyGroup()].waiting.append(
-                            WaitingEffect(id: id, prepared: prepared, input: pending.input)
-                        )
+                        groups[key, default: KeyGroup()].waiting.append(WaitingEffect(prepared: prepared, input: pending.input))
                         decision = .wait
                     } else {
-                        decision = startKeyed(id, prepared, key: key)
+                        decision = startKeyed(prepared, key: key)
                     }
                 case .merge:
-                    decision = startKeyed(id, prepared, key: key)
+                    decision = startKeyed(prepared, key: key)
                 }
             } else {
-                nodes[id] = EffectNode(parent: isLatest ? pending.origin : nil, token: prepared.token)
+                if isLatest, let origin = pending.origin, origin.isTracked {
+                    record.parent = origin
+                }
+                tracked.append(record)
                 runningEffects += 1
-                treeChild = id
-                decision = .start(id, prepared)
+                treeChild = record
+                decision = .start(prepared)
             }
         }
         if isLatest {
             if let origin = pending.origin {
-                nodes[origin]?.latestChild = treeChild
+                if origin.isTracked { origin.latestChild = treeChild }
             } else {
                 rootLatest = treeChild
             }
@@ -386,100 +438,108 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         return .success(cancelled: cancelled, decision: decision, sendsCancellations: sendsCancellations)
     }
 
-    /// Registers the keyed effect `id` as running in its group.
+    /// Registers the keyed effect `prepared` as running in its group.
     @inlinable
-    mutating func startKeyed(_ id: EffectID, _ prepared: PreparedEffect<Input>, key: EffectKey) -> EffectDecision<Input> {
-        nodes[id] = EffectNode(parent: nil, token: prepared.token, key: key)
+    mutating func startKeyed(_ prepared: PreparedEffect<State, Input>, key: EffectKey) -> EffectDecision<State, Input> {
+        tracked.append(prepared.record)
         runningEffects += 1
-        groups[key, default: KeyGroup()].running.append(id)
-        return .start(id, prepared)
+        groups[key, default: KeyGroup()].appendRunning(prepared.record)
+        return .start(prepared)
     }
 
     /// Cancels every running and waiting effect of `key` (and what they started), collecting them.
     @inlinable
-    mutating func cancelGroup(_ key: EffectKey, into cancelled: inout [CancelledEffect], byCancelRow: Bool) {
+    mutating func cancelGroup(_ key: EffectKey, into cancelled: inout CancelledEffects<State, Input>, byCancelRow: Bool) {
         guard var group = groups.removeValue(forKey: key) else { return }
-        for id in group.running {
-            cancelChain(from: id, into: &cancelled, byCancelRow: byCancelRow)
+        var current = group.firstRunning
+        group.firstRunning = nil
+        group.lastRunning = nil
+        while let record = current {
+            current = record.nextOfKey
+            record.previousOfKey = nil
+            record.nextOfKey = nil
+            cancelChain(from: record, into: &cancelled, byCancelRow: byCancelRow)
         }
         while let waiting = group.waiting.removeFirst() {
-            if nodes.removeValue(forKey: waiting.id) != nil {
+            let record = waiting.prepared.record
+            if record.isTracked {
+                tracked.remove(record)
                 runningEffects -= 1
                 waitingEffects -= 1
-                cancelled.append(CancelledEffect(
-                    id: waiting.id, key: key, token: waiting.prepared.token, byCancelRow: byCancelRow, leftover: waiting
-                ))
+                cancelled.append(CancelledEffect(record, byCancelRow: byCancelRow, leftover: waiting))
             }
         }
     }
 
-    /// Removes `first` and every effect it started, transitively, collecting those still running. An
+    /// Forgets `first` and every effect it started, transitively, collecting those still running. An
     /// effect that has ended (and is only kept for its queued inputs, now dropped) was reported ended
     /// and its lifetime has ended: it is not reported again.
     @inlinable
-    mutating func cancelChain(from first: EffectID, into cancelled: inout [CancelledEffect], byCancelRow: Bool) {
-        var current: EffectID? = first
-        while let id = current, let node = nodes.removeValue(forKey: id) {
-            if !node.hasEnded {
-                cancelled.append(CancelledEffect(id: id, key: node.key, token: node.token, byCancelRow: byCancelRow))
+    mutating func cancelChain(from first: Record, into cancelled: inout CancelledEffects<State, Input>, byCancelRow: Bool) {
+        var current: Record? = first
+        while let record = current, record.isTracked {
+            current = record.latestChild
+            if !record.hasEnded {
+                cancelled.append(CancelledEffect(record, byCancelRow: byCancelRow))
                 runningEffects -= 1
             }
-            current = node.latestChild
+            tracked.remove(record)
         }
     }
 
     /// An input `origin` emitted has been processed (successfully or not).
     @inlinable
-    mutating func inputProcessed(from origin: EffectID) {
-        nodes[origin]?.pendingInputs -= 1
+    mutating func inputProcessed(from origin: Record) {
+        guard origin.isTracked else { return }
+        origin.pendingInputs -= 1
         forgetIfFinished(origin)
     }
 
-    /// Forgets `id` if its effect has ended and it has no queued input: nothing can come of it any
+    /// Forgets `record` if its effect has ended and it has no queued input: nothing can come of it any
     /// more. Under `.latest` its tracked child takes its place in its parent's chain (the child of a
     /// finished effect can only be cancelled together with that effect, by its ancestors, so this
     /// keeps the tree's meaning), so a feedback loop of effects that each start the next and end
-    /// keeps O(1) nodes, however long it runs.
+    /// keeps O(1) records, however long it runs.
     @inlinable
-    mutating func forgetIfFinished(_ id: EffectID) {
-        guard let node = nodes[id], node.hasEnded, node.pendingInputs == 0 else { return }
-        nodes[id] = nil
-        let heir = node.latestChild
+    mutating func forgetIfFinished(_ record: Record) {
+        guard record.isTracked, record.hasEnded, record.pendingInputs == 0 else { return }
+        let heir = record.latestChild
+        let parent = record.parent
         if let heir {
-            nodes[heir]?.parent = node.parent
+            heir.parent = parent
         }
-        if let parent = node.parent {
-            if nodes[parent]?.latestChild == id { nodes[parent]?.latestChild = heir }
-        } else if rootLatest == id {
+        if let parent {
+            if parent.latestChild === record { parent.latestChild = heir }
+        } else if rootLatest === record {
             rootLatest = heir
         }
+        tracked.remove(record)
     }
 
     // MARK: Effects
 
-    /// The effect `id` completed (or failed, or interrupted itself). Returns its token, to dispose so
-    /// its lifetime ends, its key, the effect of that key that may now start (`.queue`), and whether
-    /// the replies should now complete.
+    /// The effect of `record` completed (or failed, or interrupted itself). Returns whether it was
+    /// still running (then the caller ends its lifetime and reports it), the effect of its key that
+    /// may now start (`.queue`), and whether the replies should now complete.
     @inlinable
-    mutating func effectEnded(_ id: EffectID) -> (
-        token: Lifetime.Token?, key: EffectKey?, next: WaitingEffect<Input>?, completeReplies: Bool
-    ) {
-        guard let node = nodes[id], !node.hasEnded, !node.isWaiting else { return (nil, nil, nil, false) }
-        nodes[id]?.hasEnded = true
+    mutating func effectEnded(_ record: Record) -> (ended: Bool, next: WaitingEffect<State, Input>?, completeReplies: Bool) {
+        guard record.isTracked, !record.hasEnded, !record.isWaiting else { return (false, nil, false) }
+        record.hasEnded = true
         runningEffects -= 1
-        var next: WaitingEffect<Input>?
-        if let key = node.key, var group = groups[key] {
-            group.running.removeAll { $0 == id }
-            if group.running.isEmpty, let waiting = group.waiting.removeFirst() {
-                nodes[waiting.id]?.isWaiting = false
+        var next: WaitingEffect<State, Input>?
+        if let key = record.key, var group = groups.removeValue(forKey: key) {
+            group.removeRunning(record)
+            if !group.hasRunning, let waiting = group.waiting.removeFirst() {
+                let successor = waiting.prepared.record
+                successor.isWaiting = false
                 waitingEffects -= 1
-                group.running.append(waiting.id)
+                group.appendRunning(successor)
                 next = waiting
             }
-            groups[key] = group.isEmpty ? nil : group
+            if !group.isEmpty { groups[key] = group }
         }
-        forgetIfFinished(id)
-        return (node.token, node.key, next, shouldCompleteReplies)
+        forgetIfFinished(record)
+        return (true, next, shouldCompleteReplies)
     }
 
     @inlinable
@@ -535,29 +595,36 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     /// Stops everything: no input is processed any more and every tracked effect is forgotten.
     ///
-    /// - Returns: the tokens of every running or waiting effect, in the order of their numbers, if the caller
-    ///   now holds the processing role and must perform `termination` itself (then give the role up
-    ///   with `giveUpRoleAfterTermination()`); `nil` if already terminated, or if another thread holds
-    ///   the role: that thread performs it when it finishes the input in hand (see `next()`).
+    /// - Returns: every running or waiting effect, in the order of their numbers, if the caller now
+    ///   holds the processing role and must perform `termination` itself (then give the role up with
+    ///   `giveUpRoleAfterTermination()`); `nil` if already terminated, or if another thread holds the
+    ///   role: that thread performs it when it finishes the input in hand (see `next()`).
     @inlinable
-    mutating func terminate(_ termination: Termination) -> [CancelledEffect]? {
+    mutating func terminate(_ termination: Termination) -> [CancelledEffect<State, Input>]? {
         guard phase != .terminated else { return nil }
         phase = .terminated
         blockFastPath()
         queue.removeAll()
         // Effects that have ended were reported so; only their queued inputs were left.
-        var effects = nodes.filter { !$0.value.hasEnded }.sorted { $0.key < $1.key }.map {
-            CancelledEffect(id: $0.key, key: $0.value.key, token: $0.value.token, byCancelRow: false)
+        var effects: [CancelledEffect<State, Input>] = []
+        while let record = tracked.first {
+            if !record.hasEnded {
+                effects.append(CancelledEffect(record, byCancelRow: false))
+            }
+            record.previousOfKey = nil
+            record.nextOfKey = nil
+            tracked.remove(record)
         }
         // The waiting effects' producers go out with the last entry, to be released unlocked.
-        var leftovers: [WaitingEffect<Input>] = []
+        var leftovers: [WaitingEffect<State, Input>] = []
         for (_, var group) in groups {
             while let waiting = group.waiting.removeFirst() { leftovers.append(waiting) }
         }
         if !leftovers.isEmpty, let last = effects.popLast() {
-            effects.append(CancelledEffect(id: last.id, key: last.key, token: last.token, byCancelRow: false, leftover: leftovers))
+            effects.append(CancelledEffect(
+                id: last.id, key: last.key, lifetime: last.lifetime, byCancelRow: false, leftover: leftovers
+            ))
         }
-        nodes.removeAll()
         groups.removeAll()
         rootLatest = nil
         runningEffects = 0

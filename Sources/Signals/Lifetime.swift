@@ -2,63 +2,190 @@
 /// when the started producer terminates (completes, fails, or is interrupted by disposal).
 ///
 /// Register cleanup with `observeEnded(_:)` or `+=`: it runs once, on the thread that ends the
-/// lifetime, with no lock held. Cleanup registered after the end runs at once.
+/// lifetime, with no lock held, in the order it was registered. Cleanup registered after the end runs
+/// at once.
 public final class Lifetime: Sendable {
-    private let disposables: CompositeDisposable
+    /// Whether the lifetime has ended, and the cleanup to run when it does. One allocation beside the
+    /// lifetime itself: the lock and the state live in it (see `LockStorage`).
+    @usableFromInline let state: Locked<CleanupList>
 
-    private init(_ disposables: CompositeDisposable) {
-        self.disposables = disposables
+    /// A lifetime that ends only when `end()` is called: for package code that owns the lifetime it
+    /// hands out (the automaton's engine ends each effect's lifetime itself, so needs no `Token`).
+    @inlinable
+    package init() {
+        state = Locked(CleanupList())
     }
 
     /// Creates a lifetime and the token that ends it: the lifetime ends when the token is disposed or
     /// released, whichever comes first.
     public static func make() -> (lifetime: Lifetime, token: Token) {
-        let disposables = CompositeDisposable()
-        return (Lifetime(disposables), Token(disposables))
+        let lifetime = Lifetime()
+        return (lifetime, Token(lifetime))
     }
 
     /// A lifetime that has already ended.
     public static var empty: Lifetime {
-        let (lifetime, token) = make()
-        token.dispose()
+        let lifetime = Lifetime()
+        lifetime.end()
         return lifetime
     }
 
     /// Whether the lifetime has ended.
-    public var hasEnded: Bool { disposables.isDisposed }
+    public var hasEnded: Bool { state.withCriticalRegion { $0.hasEnded } }
 
     /// Runs `action` when the lifetime ends (at once if it already has).
     ///
     /// - Returns: a disposable that unregisters `action`, or `nil` if the lifetime had already ended.
     @discardableResult
     public func observeEnded(_ action: @escaping @Sendable () -> Void) -> Disposable? {
-        disposables.add(action)
+        add(.action(action))
     }
 
     /// Disposes `disposable` when `lifetime` ends (at once if it already has).
+    ///
+    /// - Returns: a disposable that unregisters `disposable` without disposing it, or `nil` if there was
+    ///   nothing to register (`disposable` was `nil`, or the lifetime had already ended and `disposable`
+    ///   has been disposed).
     @discardableResult
     public static func += (lifetime: Lifetime, disposable: Disposable?) -> Disposable? {
-        lifetime.disposables.add(disposable)
+        guard let disposable else { return nil }
+        return lifetime.add(.disposable(disposable))
+    }
+
+    private func add(_ cleanup: Cleanup) -> Disposable? {
+        guard let token = state.withCriticalRegion({ $0.add(cleanup) }) else {
+            cleanup.run()
+            return nil
+        }
+        return Registration(state: state, token: token)
+    }
+
+    /// Ends the lifetime: runs its cleanup on the calling thread, with no lock held, in the order it
+    /// was registered. Idempotent and thread safe: only the first call runs anything.
+    @inlinable
+    package func end() {
+        guard let cleanup = state.withCriticalRegion({ $0.end() }) else { return }
+        cleanup.runAll()
     }
 
     /// Ends a `Lifetime` when disposed or released.
     public final class Token: Disposable {
-        private let disposables: CompositeDisposable
+        private let lifetime: Lifetime
 
-        fileprivate init(_ disposables: CompositeDisposable) {
-            self.disposables = disposables
+        fileprivate init(_ lifetime: Lifetime) {
+            self.lifetime = lifetime
         }
 
         deinit {
-            disposables.dispose()
+            lifetime.end()
         }
 
         /// Whether the lifetime has ended.
-        public var isDisposed: Bool { disposables.isDisposed }
+        public var isDisposed: Bool { lifetime.hasEnded }
 
         /// Ends the lifetime. Idempotent and thread safe.
         public func dispose() {
-            disposables.dispose()
+            lifetime.end()
         }
+    }
+
+    /// Unregisters one cleanup when disposed, without running it. It counts as disposed once its
+    /// cleanup is gone, whether it removed it or the lifetime ended.
+    private final class Registration: Disposable {
+        private let state: Locked<CleanupList>
+        private let token: UInt64
+
+        init(state: Locked<CleanupList>, token: UInt64) {
+            self.state = state
+            self.token = token
+        }
+
+        var isDisposed: Bool {
+            state.withCriticalRegion { !$0.contains(token) }
+        }
+
+        func dispose() {
+            let removed = state.withCriticalRegion { $0.remove(token) }
+            // Released with no lock held: the cleanup may own an input observer or a lifetime token,
+            // whose release sends an event or runs cleanup.
+            withExtendedLifetime(removed) {}
+        }
+    }
+}
+
+/// One piece of a lifetime's cleanup: a disposable, or a closure (kept as is, to save an allocation).
+@usableFromInline
+enum Cleanup: Sendable {
+    case disposable(Disposable)
+    case action(@Sendable () -> Void)
+
+    @usableFromInline
+    func run() {
+        switch self {
+        case let .disposable(disposable): disposable.dispose()
+        case let .action(action): action()
+        }
+    }
+}
+
+/// A lifetime's state: whether it has ended, and its cleanup in registration order. The first cleanup
+/// is kept inline, so a lifetime with at most one costs no array.
+@usableFromInline
+struct CleanupList: Sendable {
+    @usableFromInline var hasEnded = false
+    @usableFromInline var nextToken: UInt64 = 0
+    @usableFromInline var first: (token: UInt64, cleanup: Cleanup)?
+    @usableFromInline var rest: [(token: UInt64, cleanup: Cleanup)] = []
+
+    @inlinable
+    init() {}
+
+    /// Registers `cleanup`; returns its token, or `nil` if the lifetime has ended (the caller runs it).
+    @usableFromInline
+    mutating func add(_ cleanup: Cleanup) -> UInt64? {
+        guard !hasEnded else { return nil }
+        let token = nextToken
+        nextToken += 1
+        if first == nil && rest.isEmpty {
+            first = (token, cleanup)
+        } else {
+            rest.append((token, cleanup))
+        }
+        return token
+    }
+
+    /// Marks the lifetime ended; returns the cleanup to run, or `nil` if it had already ended.
+    @inlinable
+    mutating func end() -> CleanupList? {
+        guard !hasEnded else { return nil }
+        hasEnded = true
+        guard first != nil || !rest.isEmpty else { return CleanupList() }
+        let cleanup = self
+        first = nil
+        rest = []
+        return cleanup
+    }
+
+    /// Runs every cleanup, in registration order.
+    @usableFromInline
+    func runAll() {
+        if let first { first.cleanup.run() }
+        for (_, cleanup) in rest { cleanup.run() }
+    }
+
+    @usableFromInline
+    func contains(_ token: UInt64) -> Bool {
+        first?.token == token || rest.contains { $0.token == token }
+    }
+
+    /// Removes the cleanup registered as `token`, returning it (to be released with no lock held).
+    @usableFromInline
+    mutating func remove(_ token: UInt64) -> Cleanup? {
+        if let first, first.token == token {
+            self.first = nil
+            return first.cleanup
+        }
+        guard let index = rest.firstIndex(where: { $0.token == token }) else { return nil }
+        return rest.remove(at: index).cleanup
     }
 }

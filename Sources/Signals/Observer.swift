@@ -18,27 +18,28 @@ public final class Observer<Value, Error: Swift.Error>: Sendable {
     public typealias Action = @Sendable (Event<Value, Error>) -> Void
 
     @usableFromInline let action: Action
-    /// Whether releasing this observer sends `.interrupted` through `action` (input observers).
-    @usableFromInline let interruptsOnDeinit: Bool
+    /// Run when this observer is released: an input observer's sends `.interrupted` into its stream.
+    /// A closure of its own, specialized where it is made, so that a release costs no generic
+    /// metadata lookup (building an `Event` in this generic class's `deinit` did).
+    @usableFromInline let onRelease: (@Sendable () -> Void)?
 
     /// An observer that runs `action` for every event.
     @inlinable
     public init(_ action: @escaping Action) {
         self.action = action
-        self.interruptsOnDeinit = false
+        self.onRelease = nil
     }
 
-    /// An observer that runs `action` for every event and, if `interruptsOnDeinit`, sends
-    /// `.interrupted` through `action` when it is released: an input observer, whose stream ignores
-    /// that interruption if it has already terminated.
+    /// An input observer: it runs `action` for every event and `onRelease` when it is released.
+    /// `onRelease` sends `.interrupted` into the stream, which ignores it if it has already terminated.
     @inlinable
-    package init(interruptsOnDeinit: Bool, action: @escaping Action) {
+    package init(action: @escaping Action, onRelease: @escaping @Sendable () -> Void) {
         self.action = action
-        self.interruptsOnDeinit = interruptsOnDeinit
+        self.onRelease = onRelease
     }
 
     deinit {
-        if interruptsOnDeinit { action(.interrupted) }
+        onRelease?()
     }
 
     /// An observer with one optional closure per kind of event; events without a closure are ignored.

@@ -93,7 +93,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// signal has already terminated).
     @inlinable
     package func makeInput() -> Observer<Value, Error> {
-        Observer(interruptsOnDeinit: true) { [self] event in self.send(event) }
+        Observer(action: { [self] event in self.send(event) }, onRelease: { [self] in self.send(.interrupted) })
     }
 
     /// Registers what to dispose when the signal terminates (at once if it already has).

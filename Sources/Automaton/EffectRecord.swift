@@ -1,0 +1,135 @@
+import Signals
+
+/// An effect's identity in the engine. Identifiers are never reused.
+@usableFromInline
+typealias EffectID = UInt64
+
+/// One effect the engine tracks: running, waiting for its key, or ended with inputs still queued.
+///
+/// The record is the engine's whole bookkeeping for an effect, in one allocation: its place in the
+/// `.latest` tree, in the list of tracked effects and in its key's group are links between records,
+/// so that starting, ending and cancelling an effect touch no dictionary. It is also what the
+/// effect's observer captures (one reference: no closure context to allocate), and the input it
+/// sends carries it as its origin.
+///
+/// A record is forgotten (`isTracked` false, every link cleared) as soon as its effect has ended or
+/// was cancelled and its queued inputs have been processed, so the engine's bookkeeping is bounded by
+/// what is live, never by history. Links are strong, and cleared when a record is forgotten, so no
+/// cycle outlives it.
+@usableFromInline
+final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable {
+    // Safe: `key`, `lifetime` and `engine` are set by `init` and never change; `id` is set once, under
+    // the engine's lock, before the record is published to any other thread (through that lock or
+    // through the effect's observer, created after); every other field is read and written only
+    // under the engine's lock. So no two accesses overlap, and the fields skip the run-time
+    // exclusivity checks (`@exclusivity(unchecked)`), which cost more than the rest of an effect's
+    // bookkeeping.
+    @usableFromInline typealias Record = EffectRecord<State, Input>
+
+    @usableFromInline @exclusivity(unchecked) var id: EffectID = 0
+    /// The key of a keyed effect; `nil` for an effect of the tree.
+    @usableFromInline let key: EffectKey?
+    /// The effect's lifetime: the engine ends it when the effect ends or is cancelled.
+    @usableFromInline let lifetime: Lifetime
+    /// Weak: an effect (or whatever keeps its observer) must not keep the engine, and through the
+    /// mapping everything it captures, alive after the automaton is released.
+    @usableFromInline @exclusivity(unchecked) weak var engine: AutomatonEngine<State, Input>?
+
+    /// Whether the engine still tracks this effect (it may still emit, or has inputs queued).
+    @usableFromInline @exclusivity(unchecked) var isTracked = false
+    /// Whether the effect has completed by itself.
+    @usableFromInline @exclusivity(unchecked) var hasEnded = false
+    /// Whether the effect waits for its key's running effects to end (`.queue`), not started yet.
+    @usableFromInline @exclusivity(unchecked) var isWaiting = false
+    /// Inputs this effect emitted that are still queued.
+    @usableFromInline @exclusivity(unchecked) var pendingInputs = 0
+    /// Under `.latest`, the effect whose tracked chain this one belongs to: the effect whose input
+    /// started it, or, once that one has been forgotten, its nearest live ancestor; `nil` for the
+    /// root (an effect of an outside input, or the heir of one).
+    @usableFromInline @exclusivity(unchecked) var parent: Record?
+    /// Under `.latest`, the effect started by this effect's latest successful input, if still tracked
+    /// (or, once that one has been forgotten, the effect that inherited its place).
+    @usableFromInline @exclusivity(unchecked) var latestChild: Record?
+    /// The neighbours in the list of tracked effects, in the order of their identifiers.
+    @usableFromInline @exclusivity(unchecked) var previous: Record?
+    @usableFromInline @exclusivity(unchecked) var next: Record?
+    /// The neighbours among the running effects of the same key, in start order.
+    @usableFromInline @exclusivity(unchecked) var previousOfKey: Record?
+    @usableFromInline @exclusivity(unchecked) var nextOfKey: Record?
+
+    @inlinable
+    init(engine: AutomatonEngine<State, Input>, key: EffectKey?) {
+        self.engine = engine
+        self.key = key
+        self.lifetime = Lifetime()
+    }
+
+    /// The effect's observer: every event goes to the engine, and releasing the observer without a
+    /// terminal event (an effect that lets go of it, a `send` closure nobody keeps) ends the effect.
+    @inlinable
+    func makeObserver() -> Observer<Input, Never> {
+        Observer(action: { [self] event in self.receive(event) }, onRelease: { [self] in self.effectEnded() })
+    }
+
+    @inlinable
+    func receive(_ event: Event<Input, Never>) {
+        switch event {
+        case let .value(input):
+            engine?.send(input, from: self)
+        case .completed, .interrupted:
+            effectEnded()
+        }
+    }
+
+    @inlinable
+    func effectEnded() {
+        engine?.effectEnded(self)
+    }
+}
+
+/// The tracked effects, in the order of their identifiers: a list linked through the records.
+@usableFromInline
+struct TrackedEffects<State: Sendable, Input: Sendable>: Sendable {
+    @usableFromInline typealias Record = EffectRecord<State, Input>
+
+    @usableFromInline var first: Record?
+    @usableFromInline var last: Record?
+    @usableFromInline var count = 0
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    mutating func append(_ record: Record) {
+        record.isTracked = true
+        record.previous = last
+        if let last { last.next = record } else { first = record }
+        last = record
+        count += 1
+    }
+
+    /// Unlinks `record` and clears its links, so that it keeps nothing alive.
+    @inlinable
+    mutating func remove(_ record: Record) {
+        record.isTracked = false
+        let (previous, next) = (record.previous, record.next)
+        if let previous { previous.next = next } else { first = next }
+        if let next { next.previous = previous } else { last = previous }
+        record.previous = nil
+        record.next = nil
+        record.parent = nil
+        record.latestChild = nil
+        count -= 1
+    }
+
+    /// The tracked record of `id`, by a walk (for test harnesses only).
+    @inlinable
+    func record(withID id: EffectID) -> Record? {
+        var current = first
+        while let record = current {
+            if record.id == id { return record }
+            current = record.next
+        }
+        return nil
+    }
+}
