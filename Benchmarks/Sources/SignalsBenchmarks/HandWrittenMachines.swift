@@ -323,3 +323,129 @@ final class HandWrittenLatestMachine: @unchecked Sendable {
         mutex.unlock()
     }
 }
+
+// MARK: The raw baselines: the same machines with no lock
+
+// The physical limit for one thread: a `switch` and, where inputs are fed back, a FIFO ring buffer,
+// with no lock and no atomic operation. Not thread safe, so not a fair competitor (every row of the
+// automaton is); it shows what the guarantees cost. "× raw" in the table divides by these.
+
+/// W2 and W5's login machine without a lock.
+final class RawLoginMachine {
+    private var state: LoginState
+    private let reply: (HandWrittenReply<LoginState, LoginInput>) -> Void
+
+    init(state: LoginState, reply: @escaping (HandWrittenReply<LoginState, LoginInput>) -> Void) {
+        self.state = state
+        self.reply = reply
+    }
+
+    var currentState: LoginState { state }
+
+    @inline(__always)
+    func send(_ input: LoginInput) {
+        let from = state
+        let to: LoginState?
+        switch (from, input) {
+        case (.loggedOut, .login): to = .loggingIn
+        case (.loggingIn, .loginOK): to = .loggedIn
+        case (.loggedIn, .logout): to = .loggingOut
+        case (.loggingOut, .logoutOK): to = .loggedOut
+        default: to = nil
+        }
+        if let to {
+            state = to
+            reply(.success(input, from, to))
+        } else {
+            reply(.failure(input, from))
+        }
+    }
+}
+
+/// W3 and the chain's feedback machine without a lock: emitted inputs go through the ring buffer and
+/// are processed after the current one (no recursion).
+final class RawFeedbackMachine<State, Input> {
+    typealias Effect = (_ machine: RawFeedbackMachine<State, Input>) -> Void
+    typealias Transition = (State, Input) -> (State, Effect?)?
+
+    private var state: State
+    private var queue = Ring<Input>()
+    private var isProcessing = false
+    private let transition: Transition
+    private let reply: (HandWrittenReply<State, Input>) -> Void
+
+    init(state: State, transition: @escaping Transition, reply: @escaping (HandWrittenReply<State, Input>) -> Void) {
+        self.state = state
+        self.transition = transition
+        self.reply = reply
+    }
+
+    var currentState: State { state }
+
+    func send(_ input: Input) {
+        queue.append(input)
+        if isProcessing { return }
+        isProcessing = true
+        while let next = queue.popFirst() {
+            let from = state
+            if let (to, effect) = transition(from, next) {
+                state = to
+                reply(.success(next, from, to))
+                effect?(self)
+            } else {
+                reply(.failure(next, from))
+            }
+        }
+        isProcessing = false
+    }
+}
+
+/// W3's table for the raw machine.
+@inline(never)
+func rawW3Transition(_ state: LoginState, _ input: LoginInput)
+    -> (LoginState, RawFeedbackMachine<LoginState, LoginInput>.Effect?)?
+{
+    switch (state, input) {
+    case (.loggedOut, .login): return (.loggingIn, { machine in machine.send(.loginOK) })
+    case (.loggingIn, .loginOK): return (.loggedIn, nil)
+    case (.loggedIn, .logout): return (.loggingOut, { machine in machine.send(.logoutOK) })
+    case (.loggingOut, .logoutOK): return (.loggedOut, nil)
+    default: return nil
+    }
+}
+
+/// W4's machine without a lock: each successful input cancels the running effect and starts one.
+final class RawLatestMachine {
+    private var state: LoginState
+    private var current: RunningEffect?
+    private let counts: ReplyCounts
+    private let reply: (HandWrittenReply<LoginState, LoginInput>) -> Void
+
+    init(state: LoginState, counts: ReplyCounts, reply: @escaping (HandWrittenReply<LoginState, LoginInput>) -> Void) {
+        self.state = state
+        self.counts = counts
+        self.reply = reply
+    }
+
+    var currentState: LoginState { state }
+
+    func send(_ input: LoginInput) {
+        let from = state
+        let to: LoginState?
+        switch (from, input) {
+        case (.loggedOut, .login): to = .loggingIn
+        case (.loggingIn, .loginOK): to = .loggedIn
+        case (.loggedIn, .logout): to = .loggingOut
+        case (.loggingOut, .logoutOK): to = .loggedOut
+        default: to = nil
+        }
+        guard let to else {
+            reply(.failure(input, from))
+            return
+        }
+        current?.cancel()
+        state = to
+        reply(.success(input, from, to))
+        current = RunningEffect(emit: { [unowned self] in self.send($0) }, counts: counts)
+    }
+}

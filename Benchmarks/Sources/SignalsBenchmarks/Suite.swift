@@ -12,6 +12,8 @@ import Darwin
 struct Row {
     let measurement: Measurement
     var baseline: Measurement?
+    /// The raw (lock-free, single-threaded) baseline, where the workload has one.
+    var raw: Measurement?
     var peer: Measurement?
     var bar: String = ""
     /// nil when the row has no bar of its own.
@@ -30,10 +32,33 @@ func runSuite(_ options: Options) throws {
     var notes: [String] = []
     var barsMissed = 0
 
-    func row(_ measurement: Measurement, baseline: Measurement? = nil, peer: Measurement? = nil,
-             bar: String = "", verdict: Bool? = nil) {
-        rows.append(Row(measurement: measurement, baseline: baseline, peer: peer, bar: bar, verdict: verdict))
+    func row(_ measurement: Measurement, baseline: Measurement? = nil, raw: Measurement? = nil,
+             peer: Measurement? = nil, bar: String = "", verdict: Bool? = nil) {
+        rows.append(Row(measurement: measurement, baseline: baseline, raw: raw, peer: peer, bar: bar, verdict: verdict))
         if verdict == false { barsMissed += 1 }
+    }
+
+    /// The second round's bars (issue 13) against the raw baseline of the same run: `measurement`
+    /// within `limit` times `raw`, and, if given, within `nanoseconds` per event.
+    func rawBar(_ measurement: Measurement, raw: Measurement, limit: Double? = nil, nanoseconds: Double? = nil) {
+        guard !measurement.nanosecondsPerEvent.isEmpty, !raw.nanosecondsPerEvent.isEmpty else { return }
+        let ratio = measurement.median / raw.median
+        var bars: [String] = []
+        var met = true
+        if let limit {
+            bars.append("≤ \(format(limit))× raw")
+            met = met && ratio <= limit
+        }
+        if let nanoseconds {
+            bars.append("≤ \(format(nanoseconds)) ns")
+            met = met && measurement.median <= nanoseconds
+        }
+        let line = "\(measurement.name): \(format(ratio))× \(raw.name) (medians \(format(measurement.median)) and "
+            + "\(format(raw.median)) ns). Bar (second round): \(bars.joined(separator: ", ")): "
+            + (met ? "met" : "MISSED")
+        print("  " + line)
+        notes.append(line)
+        if !met { barsMissed += 1 }
     }
 
     /// The DSL table beside the same machine written as a `switch`, in this run: bar ≤ 1.3×.
@@ -107,6 +132,7 @@ func runSuite(_ options: Options) throws {
         let count = options.count(1_000_000)
         print("W2: login machine, no effects, \(grouped(count)) inputs")
         let hand = try measure(handWrittenW2(count: count), options: options)
+        let raw = try measure(rawW2(count: count), options: options)
         #if AUTOMATON_ENGINE
         var automata = [try measure(automatonW2(name: "W2 Automaton", count: count, mapping: loginSwitchMapping), options: options)]
         #if AUTOMATON_DSL
@@ -116,18 +142,21 @@ func runSuite(_ options: Options) throws {
         for automaton in automata {
             let met = automaton.median <= 100 && automaton.median <= 6 * hand.median
                 && (automaton.allocationsPerEvent ?? 0) == 0
-            row(automaton, baseline: hand, bar: "≤ 100 ns; ≤ 6× hand-written; 0 allocs/input once warm", verdict: met)
+            row(automaton, baseline: hand, raw: raw, bar: "≤ 100 ns; ≤ 6× hand-written; 0 allocs/input once warm", verdict: met)
         }
+        rawBar(automata[0], raw: raw, limit: 4)
         #if AUTOMATON_DSL
         dslRatio(table: automata[1], switch: automata[0])
         #endif
         #endif
-        row(hand, baseline: hand)
+        row(hand, baseline: hand, raw: raw)
+        row(raw, baseline: hand, raw: raw)
     }
     if options.selects("w3") {
         let count = options.count(1_000_000)
         print("W3: synchronous feedback effects, \(grouped(count)) outside inputs (\(grouped(2 * count)) transitions)")
         let hand = try measure(handWrittenW3(count: count), options: options)
+        let raw = try measure(rawW3(count: count), options: options)
         #if AUTOMATON_ENGINE
         var automata = [try measure(automatonW3(count: count), options: options)]
         #if AUTOMATON_DSL
@@ -135,33 +164,41 @@ func runSuite(_ options: Options) throws {
         automata.append(try measure(automatonW3(name: "W3 Automaton, DSL array + reduce", count: count, mapping: w3DSLMapping()), options: options))
         #endif
         for automaton in automata {
-            row(automaton, baseline: hand, bar: "≤ 10× hand-written", verdict: automaton.median <= 10 * hand.median)
+            row(automaton, baseline: hand, raw: raw, bar: "≤ 10× hand-written", verdict: automaton.median <= 10 * hand.median)
         }
+        rawBar(automata[0], raw: raw, limit: 8)
         #if AUTOMATON_DSL
         dslRatio(table: automata[1], switch: automata[0])
         #endif
         #endif
-        row(hand, baseline: hand)
+        row(hand, baseline: hand, raw: raw)
+        row(raw, baseline: hand, raw: raw)
     }
     if options.selects("w4") {
         let count = options.count(200_000)
         print("W4: .latest replacing a running asynchronous effect, \(grouped(count)) inputs")
         let hand = try measure(handWrittenW4(count: count), options: options)
+        let raw = try measure(rawW4(count: count), options: options)
         #if AUTOMATON_ENGINE
         let automaton = try measure(automatonW4(count: count), options: options)
-        row(automaton, baseline: hand, bar: "≤ 1,000 ns", verdict: automaton.median <= 1_000)
+        row(automaton, baseline: hand, raw: raw, bar: "≤ 1,000 ns", verdict: automaton.median <= 1_000)
+        rawBar(automaton, raw: raw, limit: 6)
         #endif
-        row(hand, baseline: hand)
+        row(hand, baseline: hand, raw: raw)
+        row(raw, baseline: hand, raw: raw)
     }
     if options.selects("w5") {
         let count = options.count(1_000_000)
         print("W5: unmapped inputs (failure replies), \(grouped(count)) inputs")
         let hand = try measure(handWrittenW5(count: count), options: options)
+        let raw = try measure(rawW5(count: count), options: options)
         #if AUTOMATON_ENGINE
         let automaton = try measure(automatonW5(count: count), options: options)
-        row(automaton, baseline: hand, bar: "(none)")
+        row(automaton, baseline: hand, raw: raw, bar: "(none)")
+        rawBar(automaton, raw: raw, limit: 4)
         #endif
-        row(hand, baseline: hand)
+        row(hand, baseline: hand, raw: raw)
+        row(raw, baseline: hand, raw: raw)
     }
     if options.selects("chain") {
         let steps = options.count(10_000_000)
@@ -170,6 +207,8 @@ func runSuite(_ options: Options) throws {
         let allocationSteps = Swift.min(steps, 1_000_000)
         let hand = try measure(handWrittenChain(steps: steps), options: options,
                                allocationWorkload: handWrittenChain(steps: allocationSteps))
+        let raw = try measure(rawChain(steps: steps), options: options,
+                              allocationWorkload: rawChain(steps: allocationSteps))
         #if AUTOMATON_ENGINE
         let automaton = try measure(automatonChain(steps: steps), options: options,
                                     allocationWorkload: automatonChain(steps: allocationSteps))
@@ -183,9 +222,11 @@ func runSuite(_ options: Options) throws {
         notes.append("chain stack: \(line). Bar: \(grouped(10_000_000)) steps in constant stack: "
             + (constant && stack.steps >= 10_000_000 ? "met" : constant ? "met at this size (run the full suite for 10,000,000)" : "MISSED"))
         if !constant { barsMissed += 1 }
-        row(automaton, baseline: hand, bar: "10,000,000 steps, constant stack (see below)", verdict: constant)
+        row(automaton, baseline: hand, raw: raw, bar: "10,000,000 steps, constant stack (see below)", verdict: constant)
+        rawBar(automaton, raw: raw, nanoseconds: 300)
         #endif
-        row(hand, baseline: hand)
+        row(hand, baseline: hand, raw: raw)
+        row(raw, baseline: hand, raw: raw)
     }
 
     #if AUTOMATON_GRAPH
@@ -220,17 +261,18 @@ var allocationCountingAvailable: Bool { allocation_counter_is_available() != 0 }
 
 func printTable(_ rows: [Row]) {
     print("")
-    print("| workload | events | ns/event median | min | max | × hand-written | × OpenCombine | allocs/event | bar (§6) | met |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    print("| workload | events | ns/event median | min | max | × hand-written | × raw | × OpenCombine | allocs/event | bar (§6) | met |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for row in rows {
         let m = row.measurement
         let ratio = row.baseline.map { format(m.median / $0.median) + "×" } ?? ""
+        let rawRatio = row.raw.map { format(m.median / $0.median) + "×" } ?? ""
         // For the peer: how many times faster this row is than OpenCombine.
         let peer = row.peer.map { format($0.median / m.median) + "× faster" } ?? ""
         let allocations = m.allocationsPerEvent.map(format) ?? "-"
         let verdict = row.verdict.map { $0 ? "yes" : "**NO**" } ?? ""
         print("| \(m.name) | \(grouped(m.events)) | \(format(m.median)) | \(format(m.min)) | \(format(m.max)) "
-            + "| \(ratio) | \(peer) | \(allocations) | \(row.bar) | \(verdict) |")
+            + "| \(ratio) | \(rawRatio) | \(peer) | \(allocations) | \(row.bar) | \(verdict) |")
     }
     print("")
 }
