@@ -25,6 +25,14 @@ struct Options {
     /// A full-size count divided by `scale`, kept a multiple of 4 (the login cycle's length).
     func count(_ full: Int) -> Int { Swift.max(4, full / scale / 4 * 4) }
 
+    /// Whether `--only` selects the workload `name`: its full name contains the text, or, for a text
+    /// ending in `$`, is exactly the text before it.
+    func onlyMatches(_ name: String) -> Bool {
+        guard let only else { return true }
+        if only.hasSuffix("$") { return name.lowercased() == only.dropLast().lowercased() }
+        return name.lowercased().contains(only.lowercased())
+    }
+
     func selects(_ name: String) -> Bool {
         filters.isEmpty || filters.contains { name.lowercased().contains($0.lowercased()) }
     }
@@ -86,7 +94,7 @@ extension Duration {
 /// `countAllocations` is false.
 func measure(_ workload: Workload, options: Options, countAllocations: Bool = true,
              allocationWorkload: Workload? = nil) throws -> Measurement {
-    if let only = options.only, !workload.name.lowercased().contains(only.lowercased()) {
+    if !options.onlyMatches(workload.name) {
         return Measurement(name: workload.name, events: workload.events, nanosecondsPerEvent: [],
                            allocationsPerEvent: nil)
     }

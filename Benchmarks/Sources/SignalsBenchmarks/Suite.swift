@@ -63,6 +63,7 @@ func runSuite(_ options: Options) throws {
 
     /// The DSL table beside the same machine written as a `switch`, in this run: bar ≤ 1.3×.
     func dslRatio(table: Measurement, switch switchMapping: Measurement) {
+        guard !table.nanosecondsPerEvent.isEmpty, !switchMapping.nanosecondsPerEvent.isEmpty else { return }
         let ratio = table.median / switchMapping.median
         let met = ratio <= 1.3
         let hundredths = Int((ratio * 100).rounded())

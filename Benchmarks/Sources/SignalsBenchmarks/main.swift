@@ -18,7 +18,8 @@ while let argument = arguments.popFirst() {
               --quick            counts / 10 and 3 repetitions (a few minutes at most)
               --scale N          divide every count by N (for profiling under valgrind)
               --repetitions N    timed repetitions after the warm-up (default 5, quick 3)
-              --only NAME        run only the workloads whose full name contains NAME (for profiling)
+              --only NAME        run only the workloads whose full name contains NAME, or is NAME
+                                 without its last character if NAME ends in $ (for profiling)
               NAME               run only workloads whose name contains NAME (w1, w2, ..., chain, memory, graph)
             """)
         exit(0)
