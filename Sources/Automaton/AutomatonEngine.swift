@@ -133,14 +133,19 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
                 cancelKeys = keys
             }
         }
-        let action = machine.withCriticalRegion {
-            $0.commitSuccess(pending, prepared: prepared, cancelKeys: cancelKeys, mayHaveRootLatest: &mayHaveRootLatest)
+        var cancelled = CancelledEffects<State, Input>()
+        var decision = EffectDecision.none
+        let result = machine.withCriticalRegion {
+            $0.commitSuccess(
+                pending, prepared: prepared, cancelKeys: cancelKeys, mayHaveRootLatest: &mayHaveRootLatest,
+                cancelled: &cancelled, decision: &decision
+            )
         }
-        guard case let .success(cancelled, decision, sendsCancellations) = action else {
+        if case .aborted = result {
             prepared?.record.lifetime.end()
             return
         }
-        if sendsCancellations {
+        if case .committedSendingCancellations = result {
             // Sent before the lifetimes end: their cleanup is user code, and must not run while this
             // thread holds the emitter role, or other threads' effect events would wait for it.
             for effect in cancelled {
@@ -149,22 +154,22 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             finishEmitting()
         }
         for effect in cancelled {
-            effect.lifetime.end()
+            effect.record.lifetime.end()
         }
         state = toState
         stateStorage.set(toState)
         repliesInput.send(value: .success(pending.input, from, toState))
+        guard let prepared else { return }
+        let record = prepared.record
         switch decision {
         case .none, .wait:
             break
-        case let .start(prepared):
+        case .start:
             // Decided here, after the reply: nothing can end or cancel this effect before it starts
             // (this thread holds the processing role).
-            let record = prepared.record
             emit(EffectEvent(id: record.id, key: record.key, kind: .started(by: pending.input)))
             start(prepared)
-        case let .drop(prepared):
-            let record = prepared.record
+        case .drop:
             record.lifetime.end()
             emit(EffectEvent(id: record.id, key: record.key, kind: .cancelled(.dropped(by: pending.input))))
         }
@@ -174,7 +179,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable
     static func cancellation(of effect: CancelledEffect<State, Input>, by input: Input) -> EffectEvent<Input> {
         let cause: EffectCancellation<Input> = effect.byCancelRow ? .cancelled(by: input) : .replaced(by: input)
-        return EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause))
+        return EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))
     }
 
     // MARK: Effect events (see `EffectEventGate`)
@@ -322,7 +327,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// Ends the signals and disposes the effects, in the order `termination` prescribes. Run by the
     /// holder of the processing role.
     @usableFromInline
-    func perform(_ termination: Termination, cancelling effects: [CancelledEffect<State, Input>]) {
+    func perform(_ termination: Termination, cancelling effects: CancelledEffects<State, Input>) {
         switch termination {
         case .interrupted:
             cancel(effects, .interrupted)
@@ -339,21 +344,21 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// Ends the lifetimes of `effects` and reports their cancellation. Every effect event decided before
     /// (an end on another thread included) was queued before these.
     @usableFromInline
-    func cancel(_ effects: [CancelledEffect<State, Input>], _ cause: EffectCancellation<Input>) {
+    func cancel(_ effects: CancelledEffects<State, Input>, _ cause: EffectCancellation<Input>) {
         guard !effects.isEmpty else { return }
         for effect in effects {
-            effect.lifetime.end()
+            effect.record.lifetime.end()
         }
         let claimed = machine.withCriticalRegion { machine -> Bool in
             if machine.claimEmitter() { return true }
             for effect in effects {
-                machine.queue(.value(EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause))))
+                machine.queue(.value(EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))))
             }
             return false
         }
         if claimed {
             for effect in effects {
-                effectEventsInput.send(value: EffectEvent(id: effect.id, key: effect.key, kind: .cancelled(cause)))
+                effectEventsInput.send(value: EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause)))
             }
             finishEmitting()
         }

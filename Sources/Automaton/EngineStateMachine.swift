@@ -136,29 +136,18 @@ struct KeyGroup<State: Sendable, Input: Sendable>: Sendable {
     }
 }
 
-/// An effect cancelled by the engine: its record (whose lifetime to end), and what to report.
+/// An effect cancelled by the engine: its record (whose lifetime to end, and whose identifier and key
+/// to report), and whether a `.cancel(key)` row cancelled it.
 @usableFromInline
 struct CancelledEffect<State: Sendable, Input: Sendable>: Sendable {
-    @usableFromInline let id: EffectID
-    @usableFromInline let key: EffectKey?
-    @usableFromInline let lifetime: Lifetime
+    @usableFromInline let record: EffectRecord<State, Input>
     /// Cancelled by a `.cancel(key)` row, rather than replaced.
     @usableFromInline let byCancelRow: Bool
-    /// What must not be released under the engine's lock (a waiting effect's producer).
-    @usableFromInline let leftover: (any Sendable)?
 
     @inlinable
-    init(_ record: EffectRecord<State, Input>, byCancelRow: Bool, leftover: (any Sendable)? = nil) {
-        self.init(id: record.id, key: record.key, lifetime: record.lifetime, byCancelRow: byCancelRow, leftover: leftover)
-    }
-
-    @inlinable
-    init(id: EffectID, key: EffectKey?, lifetime: Lifetime, byCancelRow: Bool, leftover: (any Sendable)?) {
-        self.id = id
-        self.key = key
-        self.lifetime = lifetime
+    init(_ record: EffectRecord<State, Input>, byCancelRow: Bool) {
+        self.record = record
         self.byCancelRow = byCancelRow
-        self.leftover = leftover
     }
 }
 
@@ -167,6 +156,9 @@ struct CancelledEffect<State: Sendable, Input: Sendable>: Sendable {
 struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
     @usableFromInline var first: CancelledEffect<State, Input>?
     @usableFromInline var rest: [CancelledEffect<State, Input>] = []
+    /// Waiting effects cancelled with them: their producers must not be released under the engine's
+    /// lock, so they go out with the rest.
+    @usableFromInline var leftovers: [WaitingEffect<State, Input>] = []
 
     @inlinable
     init() {}
@@ -208,15 +200,26 @@ struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
 
 /// What becomes of the effect a successful input returned.
 @usableFromInline
-enum EffectDecision<State: Sendable, Input: Sendable>: Sendable {
+enum EffectDecision: Sendable {
     /// No effect (or a `.cancel(key)` row).
     case none
     /// Start it now.
-    case start(PreparedEffect<State, Input>)
+    case start
     /// Its key's `.first` policy drops it: never started; its identifier is reported.
-    case drop(PreparedEffect<State, Input>)
+    case drop
     /// Its key's `.queue` policy makes it wait.
     case wait
+}
+
+/// How `commitSuccess` ended.
+@usableFromInline
+enum CommitResult: Sendable {
+    /// Terminated while the mapping ran: emit nothing.
+    case aborted
+    /// Committed; the caller takes the emitter role and sends the cancellations itself.
+    case committedSendingCancellations
+    /// Committed; any cancellations were queued for the thread holding the emitter role.
+    case committed
 }
 
 /// The automaton's shared bookkeeping: the input queue, who is processing, and the effect tree.
@@ -257,19 +260,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         case idle(completeReplies: Bool)
         /// The automaton was terminated while this thread processed: processing stops, and this thread
         /// performs the termination (dispose `effects` and end the signals, in `termination`'s order).
-        case terminate(Termination, effects: [CancelledEffect<State, Input>])
-    }
-
-    /// The outcome of a successful transition, to be performed outside the lock in this order.
-    @usableFromInline
-    enum CommitAction {
-        /// Terminated while the mapping ran: emit nothing.
-        case aborted
-        /// First end `cancelled` lifetimes (and send their cancellations if `sendsCancellations`, then
-        /// give up the emitter role), then emit state and reply, then act on `decision`.
-        case success(
-            cancelled: CancelledEffects<State, Input>, decision: EffectDecision<State, Input>, sendsCancellations: Bool
-        )
+        case terminate(Termination, effects: CancelledEffects<State, Input>)
     }
 
     @usableFromInline let isLatest: Bool
@@ -284,7 +275,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var rootLatest: Record?
     /// A termination requested while another thread held the processing role: that thread performs it
     /// when it finishes the input in hand, so the input's reply comes before the end of `replies`.
-    @usableFromInline var pendingTermination: (Termination, [CancelledEffect<State, Input>])?
+    @usableFromInline var pendingTermination: (Termination, CancelledEffects<State, Input>)?
     @usableFromInline var nextEffectID: EffectID = 0
     /// Effects that have neither ended nor been cancelled, those waiting for their key included.
     @usableFromInline var runningEffects = 0
@@ -352,17 +343,23 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// row cancels. `mayHaveRootLatest` is the processing thread's lock-free hint that the root has a
     /// tracked latest child (under `.latest`), updated here: exact now; later it may stay true after
     /// that child is forgotten, never the other way round.
+    ///
+    /// Unless it returns `.aborted`, the caller then, outside the lock and in this order, ends the
+    /// lifetimes of `cancelled` (sending their cancellations first if told to, then giving up the
+    /// emitter role), emits state and reply, then acts on `decision`. (Out-parameters, not a returned
+    /// enum: copying a generic enum with these payloads cost more than the bookkeeping itself.)
     @inlinable
     mutating func commitSuccess(
         _ pending: PendingInput<State, Input>,
         prepared: PreparedEffect<State, Input>?,
         cancelKeys: [EffectKey],
-        mayHaveRootLatest: inout Bool
-    ) -> CommitAction {
+        mayHaveRootLatest: inout Bool,
+        cancelled: inout CancelledEffects<State, Input>,
+        decision: inout EffectDecision
+    ) -> CommitResult {
         defer { if let origin = pending.origin { inputProcessed(from: origin) } }
         guard phase != .terminated else { return .aborted }
 
-        var cancelled = CancelledEffects<State, Input>()
         if isLatest {
             let previous = pending.origin.map { $0.isTracked ? $0.latestChild : nil } ?? rootLatest
             if let previous {
@@ -373,7 +370,6 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             cancelGroup(key, into: &cancelled, byCancelRow: true)
         }
 
-        var decision = EffectDecision<State, Input>.none
         // The effect that becomes the level's latest child: only an effect of the tree.
         var treeChild: Record?
         if let prepared {
@@ -384,12 +380,12 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                 switch policy.kind {
                 case .latest:
                     cancelGroup(key, into: &cancelled, byCancelRow: false)
-                    decision = startKeyed(prepared, key: key)
+                    decision = startKeyed(prepared.record, key: key)
                 case .first:
                     if let group = groups[key], !group.isEmpty {
-                        decision = .drop(prepared)
+                        decision = .drop
                     } else {
-                        decision = startKeyed(prepared, key: key)
+                        decision = startKeyed(prepared.record, key: key)
                     }
                 case .queue:
                     if let group = groups[key], !group.isEmpty {
@@ -400,10 +396,10 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                         groups[key, default: KeyGroup()].waiting.append(WaitingEffect(prepared: prepared, input: pending.input))
                         decision = .wait
                     } else {
-                        decision = startKeyed(prepared, key: key)
+                        decision = startKeyed(prepared.record, key: key)
                     }
                 case .merge:
-                    decision = startKeyed(prepared, key: key)
+                    decision = startKeyed(prepared.record, key: key)
                 }
             } else {
                 if isLatest, let origin = pending.origin, origin.isTracked {
@@ -412,7 +408,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                 tracked.append(record)
                 runningEffects += 1
                 treeChild = record
-                decision = .start(prepared)
+                decision = .start
             }
         }
         if isLatest {
@@ -425,26 +421,21 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         mayHaveRootLatest = rootLatest != nil
         // The cancellations are decided here: the caller sends them itself if it takes the emitter
         // role now, else they are queued for the thread that holds it (see `EffectEventGate`).
-        var sendsCancellations = false
-        if !cancelled.isEmpty {
-            if claimEmitter() {
-                sendsCancellations = true
-            } else {
-                for effect in cancelled {
-                    queue(.value(AutomatonEngine<State, Input>.cancellation(of: effect, by: pending.input)))
-                }
-            }
+        guard !cancelled.isEmpty else { return .committed }
+        if claimEmitter() { return .committedSendingCancellations }
+        for effect in cancelled {
+            queue(.value(AutomatonEngine<State, Input>.cancellation(of: effect, by: pending.input)))
         }
-        return .success(cancelled: cancelled, decision: decision, sendsCancellations: sendsCancellations)
+        return .committed
     }
 
-    /// Registers the keyed effect `prepared` as running in its group.
+    /// Registers the keyed effect of `record` as running in its group.
     @inlinable
-    mutating func startKeyed(_ prepared: PreparedEffect<State, Input>, key: EffectKey) -> EffectDecision<State, Input> {
-        tracked.append(prepared.record)
+    mutating func startKeyed(_ record: Record, key: EffectKey) -> EffectDecision {
+        tracked.append(record)
         runningEffects += 1
-        groups[key, default: KeyGroup()].appendRunning(prepared.record)
-        return .start(prepared)
+        groups[key, default: KeyGroup()].appendRunning(record)
+        return .start
     }
 
     /// Cancels every running and waiting effect of `key` (and what they started), collecting them.
@@ -466,7 +457,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                 tracked.remove(record)
                 runningEffects -= 1
                 waitingEffects -= 1
-                cancelled.append(CancelledEffect(record, byCancelRow: byCancelRow, leftover: waiting))
+                cancelled.append(CancelledEffect(record, byCancelRow: byCancelRow))
+                cancelled.leftovers.append(waiting)
             }
         }
     }
@@ -600,13 +592,13 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     ///   `giveUpRoleAfterTermination()`); `nil` if already terminated, or if another thread holds the
     ///   role: that thread performs it when it finishes the input in hand (see `next()`).
     @inlinable
-    mutating func terminate(_ termination: Termination) -> [CancelledEffect<State, Input>]? {
+    mutating func terminate(_ termination: Termination) -> CancelledEffects<State, Input>? {
         guard phase != .terminated else { return nil }
         phase = .terminated
         blockFastPath()
         queue.removeAll()
         // Effects that have ended were reported so; only their queued inputs were left.
-        var effects: [CancelledEffect<State, Input>] = []
+        var effects = CancelledEffects<State, Input>()
         while let record = tracked.first {
             if !record.hasEnded {
                 effects.append(CancelledEffect(record, byCancelRow: false))
@@ -615,15 +607,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             record.nextOfKey = nil
             tracked.remove(record)
         }
-        // The waiting effects' producers go out with the last entry, to be released unlocked.
-        var leftovers: [WaitingEffect<State, Input>] = []
+        // The waiting effects' producers go out with them, to be released unlocked.
         for (_, var group) in groups {
-            while let waiting = group.waiting.removeFirst() { leftovers.append(waiting) }
-        }
-        if !leftovers.isEmpty, let last = effects.popLast() {
-            effects.append(CancelledEffect(
-                id: last.id, key: last.key, lifetime: last.lifetime, byCancelRow: false, leftover: leftovers
-            ))
+            while let waiting = group.waiting.removeFirst() { effects.leftovers.append(waiting) }
         }
         groups.removeAll()
         rootLatest = nil
