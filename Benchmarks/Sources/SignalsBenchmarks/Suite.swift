@@ -248,6 +248,12 @@ func runSuite(_ options: Options) throws {
     }
     #endif
 
+    if options.selects("scaling") {
+        let scaling = try runScaling(options)
+        notes += scaling.notes
+        barsMissed += scaling.growing
+    }
+
     printTable(rows)
     for note in notes { print("- " + note) }
     #if !AUTOMATON_ENGINE
