@@ -238,12 +238,14 @@ struct SignalOwnershipTests {
     func concurrentSubscribeDispose() {
         let (signal, input) = Signal<Int, Never>.pipe()
         let stop = LockedTestValue(false)
+        let senderStopped = DispatchSemaphore(value: 0)
         Watchdog.startThread {
             var value = 0
             while !stop.value {
                 input.send(value: value)
                 value += 1
             }
+            senderStopped.signal()
         }
         Watchdog.runOnThreads(4) { _ in
             for _ in 0..<2_000 {
@@ -254,6 +256,9 @@ struct SignalOwnershipTests {
             }
         }
         stop.withValue { $0 = true }
+        // A derived signal disposed while the sender was delivering to it detaches once that delivery
+        // is over, on the sender's thread: count once the sender has stopped.
+        guard Watchdog.wait(senderStopped, "the sender to stop") else { return }
         #expect(signal.observerCount == 0)
     }
 }
