@@ -110,6 +110,19 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         precondition(previous == nil, "Internal inconsistency: a signal's termination disposable was set twice")
     }
 
+    /// The index of the observer attached as `token` in `observers`, if it is there.
+    @usableFromInline
+    func indexOfObserver(_ token: UInt64) -> Int? {
+        observers.withUnsafeBufferPointer { entries in
+            var index = 0
+            while index < entries.count {
+                if entries[index].token == token { return index }
+                index += 1
+            }
+            return nil
+        }
+    }
+
     /// Rebuilds `deliveryList` from `observers`. Called by the owner of `observers` after each change.
     @usableFromInline
     func observersChanged() {
@@ -119,8 +132,14 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
             return
         }
         let list = UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>.allocate(capacity: observers.count)
-        for (index, entry) in observers.enumerated() {
-            list.initializeElement(at: index, to: Unmanaged.passUnretained(entry.observer))
+        // A plain index loop over the buffer: this runs unspecialized (observers are added and removed
+        // through generic code), where `enumerated()` cost three allocations per observer.
+        observers.withUnsafeBufferPointer { entries in
+            var index = 0
+            while index < entries.count {
+                list.initializeElement(at: index, to: Unmanaged.passUnretained(entries[index].observer))
+                index += 1
+            }
         }
         deliveryList = list
     }
@@ -292,7 +311,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         var removed: ContiguousArray<Entry> = []
         var index = 0
         while index < pendingRemovals.count {
-            if let position = observers.firstIndex(where: { $0.token == pendingRemovals[index] }) {
+            if let position = indexOfObserver(pendingRemovals[index]) {
                 removed.append(observers.remove(at: position))
                 pendingRemovals.remove(at: index)
             } else {
@@ -379,7 +398,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         observerCount -= 1
         var removed: Entry?
         if takeDeliveringRoleOrMarkPending() {
-            if let index = observers.firstIndex(where: { $0.token == token }) {
+            if let index = indexOfObserver(token) {
                 removed = observers.remove(at: index)
                 observersChanged()
             }
