@@ -124,7 +124,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         var prepared: PreparedEffect<State, Input>?
         var cancelKeys: [EffectKey] = []
         if let effect {
-            switch effect.hasDirective ? effect.directive as? EffectDirective : nil {
+            switch effect.effectDirective {
             case nil:
                 prepared = PreparedEffect(effect: effect, record: EffectRecord(engine: self, key: nil), policy: nil)
             case let .keyed(key, policy)?:

@@ -9,13 +9,16 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
     /// engine's bookkeeping copy it without going through `AnyHashable`'s value witnesses.
     @usableFromInline
     final class Storage: @unchecked Sendable {
-        // Safe: `value` is immutable and only ever wraps a `Sendable` value (`EffectKey.init`
-        // requires one); `AnyHashable` adds no mutable state of its own.
+        // Safe: `value` and `hash` are immutable, and `value` only ever wraps a `Sendable` value
+        // (`EffectKey.init` requires one); `AnyHashable` adds no mutable state of its own.
         @usableFromInline let value: AnyHashable
+        /// The value's hash, computed once: the engine looks a key up two or three times per effect.
+        @usableFromInline let hash: Int
 
         @usableFromInline
         init(_ value: AnyHashable) {
             self.value = value
+            self.hash = value.hashValue
         }
     }
 
@@ -25,6 +28,7 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
     public var value: AnyHashable { storage.value }
 
     /// The key `key` (itself, if it is already an `EffectKey`).
+    @inlinable
     public init<Key: Hashable & Sendable>(_ key: Key) {
         if let key = key as? EffectKey {
             self = key
@@ -34,13 +38,15 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether the two keys wrap equal values of the same type.
+    @inlinable
     public static func == (lhs: EffectKey, rhs: EffectKey) -> Bool {
-        lhs.storage === rhs.storage || lhs.storage.value == rhs.storage.value
+        lhs.storage === rhs.storage || (lhs.storage.hash == rhs.storage.hash && lhs.storage.value == rhs.storage.value)
     }
 
-    /// Hashes the wrapped value.
+    /// Hashes the wrapped value (its hash is computed once, when the key is made).
+    @inlinable
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(storage.value)
+        hasher.combine(storage.hash)
     }
 
     /// The key's own description, e.g. `connection`.
@@ -96,6 +102,28 @@ enum EffectDirective: Sendable {
     case cancel([EffectKey])
 }
 
+/// An effect's directive, as the producer carries it: one class reference, which the engine reads
+/// back with a class cast (a cast from an existential to the enum went through the runtime's
+/// dynamic-cast machinery on every keyed effect).
+@usableFromInline
+final class EffectDirectiveBox: Sendable {
+    @usableFromInline let directive: EffectDirective
+
+    @inlinable
+    init(_ directive: EffectDirective) {
+        self.directive = directive
+    }
+}
+
+extension SignalProducer where Error == Never {
+    /// The directive `keyed(_:_:)` or `cancel(_:)` attached to this producer, if any.
+    @inlinable
+    var effectDirective: EffectDirective? {
+        guard hasDirective else { return nil }
+        return (directive as? EffectDirectiveBox)?.directive
+    }
+}
+
 extension SignalProducer where Error == Never {
     /// This effect, keyed: governed by `key` and `policy` instead of the automaton-wide strategy.
     ///
@@ -111,8 +139,9 @@ extension SignalProducer where Error == Never {
     /// ```swift
     /// .connect | .disconnected => .connecting | connect.keyed(Connection.id, .latest)
     /// ```
+    @inlinable
     public func keyed<Key: Hashable & Sendable>(_ key: Key, _ policy: EffectPolicy = .latest) -> SignalProducer {
-        attaching(EffectDirective.keyed(EffectKey(key), policy))
+        attaching(EffectDirectiveBox(.keyed(EffectKey(key), policy)))
     }
 
     /// An effect that starts nothing and cancels every running or waiting effect of each of `keys`,
@@ -122,7 +151,8 @@ extension SignalProducer where Error == Never {
     /// .disconnect | any => .disconnected | .cancel(Connection.id)
     /// .disconnect | any => .disconnected | .cancel(Keys.connection, Keys.backOff)
     /// ```
+    @inlinable
     public static func cancel<Key: Hashable & Sendable>(_ keys: Key...) -> SignalProducer {
-        SignalProducer.empty.attaching(EffectDirective.cancel(keys.map(EffectKey.init)))
+        SignalProducer.empty.attaching(EffectDirectiveBox(.cancel(keys.map(EffectKey.init))))
     }
 }

@@ -17,7 +17,7 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     /// automaton's effect key or cancellation). Boxed, so that a producer stays a closure, a flag and
     /// one optional reference: an inline existential made every copy of an effect-free automaton's
     /// `(State, SignalProducer)?` go through value witnesses (W5 +45% instructions).
-    @usableFromInline let attachedDirective: ProducerDirective?
+    @usableFromInline let attachedDirective: (AnyObject & Sendable)?
 
     /// A producer that runs `startHandler` on each start.
     ///
@@ -40,12 +40,12 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     /// This producer, carrying `directive` for package code (the automaton reads its effect keys
     /// there). Operators applied afterwards make producers without it.
     @inlinable
-    package func attaching(_ directive: any Sendable) -> SignalProducer {
-        SignalProducer(startHandler: startHandler, isKnownEmpty: isKnownEmpty, directive: ProducerDirective(directive))
+    package func attaching(_ directive: AnyObject & Sendable) -> SignalProducer {
+        SignalProducer(startHandler: startHandler, isKnownEmpty: isKnownEmpty, directive: directive)
     }
 
     @inlinable
-    init(startHandler: @escaping StartHandler, isKnownEmpty: Bool, directive: ProducerDirective?) {
+    init(startHandler: @escaping StartHandler, isKnownEmpty: Bool, directive: (AnyObject & Sendable)?) {
         self.startHandler = startHandler
         self.isKnownEmpty = isKnownEmpty
         self.attachedDirective = directive
@@ -53,7 +53,7 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
 
     /// The directive attached with `attaching(_:)`, if any.
     @inlinable
-    package var directive: (any Sendable)? { attachedDirective?.value }
+    package var directive: (AnyObject & Sendable)? { attachedDirective }
 
     /// Whether a directive is attached; cheaper than reading it.
     @inlinable
@@ -295,15 +295,4 @@ func callStartHandler<Value, Error>(
     _ lifetime: Lifetime
 ) {
     handler(observer, lifetime)
-}
-
-/// A producer's package directive, boxed (see `SignalProducer.attachedDirective`).
-@usableFromInline
-final class ProducerDirective: Sendable {
-    @usableFromInline let value: any Sendable
-
-    @inlinable
-    init(_ value: any Sendable) {
-        self.value = value
-    }
 }

@@ -62,6 +62,22 @@ func w3Mapping() -> Automaton<LoginState, LoginInput>.EffectMapping {
     }
 }
 
+/// W3's table with keyed effects: the same producers, each keyed once, when the table is made (as a
+/// mapping table does), under `.merge` for its key: what keys add to an effect's start and end.
+func w3KeyedMapping() -> Automaton<LoginState, LoginInput>.EffectMapping {
+    let loginOK = SignalProducer<LoginInput, Never>(value: .loginOK).keyed("login", .merge)
+    let logoutOK = SignalProducer<LoginInput, Never>(value: .logoutOK).keyed("logout", .merge)
+    return { state, input in
+        switch (state, input) {
+        case (.loggedOut, .login): return (.loggingIn, loginOK)
+        case (.loggingIn, .loginOK): return (.loggedIn, .empty)
+        case (.loggedIn, .logout): return (.loggingOut, logoutOK)
+        case (.loggingOut, .logoutOK): return (.loggedOut, .empty)
+        default: return nil
+        }
+    }
+}
+
 func automatonW3(name: String = "W3 Automaton", count: Int,
                  mapping: @escaping Automaton<LoginState, LoginInput>.EffectMapping = w3Mapping()) -> Workload {
     automatonW3(name: name, count: count) { Automaton(state: .loggedOut, mapping: mapping, strategy: .merge) }

@@ -160,7 +160,7 @@ struct EdgeEffect {
 
     init<Value: Sendable>(_ producer: SignalProducer<Value, Never>?) {
         guard let producer else { return }
-        switch producer.directive as? EffectDirective {
+        switch producer.effectDirective {
         case let .keyed(key, _)?:
             starts = true
             self.key = key
