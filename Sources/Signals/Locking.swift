@@ -16,13 +16,17 @@ import SignalsAtomics
 @usableFromInline typealias LockPrimitive = os_unfair_lock
 #elseif canImport(WinSDK)
 @usableFromInline typealias LockPrimitive = SRWLOCK
+#elseif os(Linux)
+/// A futex word (see `SignalsLock.h`): one atomic operation to lock or unlock when uncontended.
+@usableFromInline typealias LockPrimitive = UInt32
 #else
 @usableFromInline typealias LockPrimitive = pthread_mutex_t
 #endif
 
 /// One allocation holding a value and the platform lock that guards it (`os_unfair_lock` on Apple
-/// platforms, `pthread_mutex_t` elsewhere), as swift-nio's `NIOLock` does: the lock lives at a stable
-/// address in the buffer's tail, which a Swift stored property does not guarantee.
+/// platforms, a futex-based lock on Linux, `SRWLOCK` on Windows, `pthread_mutex_t` elsewhere), as
+/// swift-nio's `NIOLock` does: the lock lives at a stable address in the buffer's tail, which a Swift
+/// stored property does not guarantee.
 @usableFromInline
 final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
     @inlinable
@@ -34,6 +38,9 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
             primitive.initialize(to: os_unfair_lock())
             #elseif canImport(WinSDK)
             InitializeSRWLock(primitive)
+            #elseif os(Linux)
+            primitive.initialize(to: 0)
+            signals_lock_init(primitive)
             #else
             primitive.initialize(to: pthread_mutex_t())
             let result = pthread_mutex_init(primitive, nil)
@@ -45,7 +52,7 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
 
     deinit {
         withUnsafeMutablePointerToElements { primitive in
-            #if !canImport(os) && !canImport(WinSDK)
+            #if !canImport(os) && !canImport(WinSDK) && !os(Linux)
             _ = pthread_mutex_destroy(primitive)
             #endif
             _ = primitive.deinitialize(count: 1)
@@ -59,6 +66,8 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
             os_unfair_lock_lock(primitive)
             #elseif canImport(WinSDK)
             AcquireSRWLockExclusive(primitive)
+            #elseif os(Linux)
+            signals_lock_lock(primitive)
             #else
             _ = pthread_mutex_lock(primitive)
             #endif
@@ -72,6 +81,8 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
             os_unfair_lock_unlock(primitive)
             #elseif canImport(WinSDK)
             ReleaseSRWLockExclusive(primitive)
+            #elseif os(Linux)
+            signals_lock_unlock(primitive)
             #else
             _ = pthread_mutex_unlock(primitive)
             #endif
@@ -178,6 +189,9 @@ package struct Locked<State> {
             #elseif canImport(WinSDK)
             AcquireSRWLockExclusive(primitive)
             defer { ReleaseSRWLockExclusive(primitive) }
+            #elseif os(Linux)
+            signals_lock_lock(primitive)
+            defer { signals_lock_unlock(primitive) }
             #else
             _ = pthread_mutex_lock(primitive)
             defer { pthread_mutex_unlock(primitive) }

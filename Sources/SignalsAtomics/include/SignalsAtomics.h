@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "SignalsLock.h"
+
 /// Loads the word (acquire).
 static inline uintptr_t signals_atomic_load(uintptr_t *_Nonnull word) {
     return __atomic_load_n(word, __ATOMIC_ACQUIRE);
