@@ -121,14 +121,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             repliesInput.send(value: .success(pending.input, from, toState))
             return
         }
-        var prepared: PreparedEffect<State, Input>?
+        var prepared: EffectRecord<State, Input>?
         var cancelKeys: [EffectKey] = []
         if let effect {
             switch effect.effectDirective {
             case nil:
-                prepared = PreparedEffect(effect: effect, record: EffectRecord(engine: self, key: nil), policy: nil)
+                prepared = EffectRecord(engine: self, effect: effect, key: nil, policy: nil)
             case let .keyed(key, policy)?:
-                prepared = PreparedEffect(effect: effect, record: EffectRecord(engine: self, key: key), policy: policy)
+                prepared = EffectRecord(engine: self, effect: effect, key: key, policy: policy)
             case let .cancel(keys)?:
                 cancelKeys = keys
             }
@@ -142,7 +142,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             )
         }
         if case .aborted = result {
-            prepared?.record.lifetime.end()
+            prepared?.lifetime.end()
             return
         }
         if case .committedSendingCancellations = result {
@@ -159,8 +159,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         state = toState
         stateStorage.set(toState)
         repliesInput.send(value: .success(pending.input, from, toState))
-        guard let prepared else { return }
-        let record = prepared.record
+        guard let record = prepared else { return }
         switch decision {
         case .none, .wait:
             break
@@ -168,7 +167,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             // Decided here, after the reply: nothing can end or cancel this effect before it starts
             // (this thread holds the processing role).
             emit(EffectEvent(id: record.id, key: record.key, kind: .started(by: pending.input)))
-            start(prepared)
+            start(record)
         case .drop:
             record.lifetime.end()
             emit(EffectEvent(id: record.id, key: record.key, kind: .cancelled(.dropped(by: pending.input))))
@@ -228,13 +227,15 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     // MARK: Effects
 
-    /// Starts the effect `prepared`, unless it was cancelled before it could start (its lifetime has
+    /// Starts the effect of `record`, unless it was cancelled before it could start (its lifetime has
     /// ended). Its observer is its record's (see `EffectRecord.makeObserver()`).
     @inlinable
-    func start(_ prepared: PreparedEffect<State, Input>) {
-        let record = prepared.record
+    func start(_ record: EffectRecord<State, Input>) {
+        // Taken out of the record: the thread that starts an effect is the only one that reads it.
+        guard let effect = record.effect else { return }
+        record.effect = nil
         guard !record.lifetime.hasEnded else { return }
-        prepared.effect.run(record.makeObserver(), lifetime: record.lifetime)
+        effect.run(record.makeObserver(), lifetime: record.lifetime)
     }
 
     /// Sends `input` as if the tracked effect `id` had sent it; dropped if it is not tracked.
@@ -254,7 +255,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             if machine.claimEmitter() { return (ended, next, completeReplies, true) }
             machine.queue(.value(EffectEvent(id: record.id, key: record.key, kind: .ended)))
             if let next {
-                let successor = next.prepared.record
+                let successor = next.record
                 machine.queue(.value(EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input))))
             }
             return (ended, next, completeReplies, false)
@@ -265,7 +266,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             // thread holds the emitter role (see `process(_:)`).
             effectEventsInput.send(value: EffectEvent(id: record.id, key: record.key, kind: .ended))
             if let next {
-                let successor = next.prepared.record
+                let successor = next.record
                 effectEventsInput.send(value: EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input)))
             }
             finishEmitting()
@@ -274,7 +275,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         if let next {
             // A `.queue` effect whose turn has come starts here, on the thread where its predecessor
             // ended (not at all if a cancellation ended its lifetime meanwhile).
-            start(next.prepared)
+            start(next.record)
         }
         if completeReplies { complete() }
     }

@@ -18,10 +18,11 @@ typealias EffectID = UInt64
 /// cycle outlives it.
 @usableFromInline
 final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable {
-    // Safe: `key`, `lifetime` and `engine` are set by `init` and never change; `id` is set once, under
-    // the engine's lock, before the record is published to any other thread (through that lock or
-    // through the effect's observer, created after); every other field is read and written only
-    // under the engine's lock. So no two accesses overlap, and the fields skip the run-time
+    // Safe: `key`, `policy`, `lifetime` and `engine` are set by `init` and never change; `id` is set
+    // once, under the engine's lock, before the record is published to any other thread (through that
+    // lock or through the effect's observer, created after); `effect` is set by `init` and then read
+    // and cleared only by the one thread that starts the effect, which got the record through the
+    // engine's lock; every other field is read and written only under the engine's lock. So no two accesses overlap, and the fields skip the run-time
     // exclusivity checks (`@exclusivity(unchecked)`), which cost more than the rest of an effect's
     // bookkeeping.
     @usableFromInline typealias Record = EffectRecord<State, Input>
@@ -29,6 +30,11 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
     @usableFromInline @exclusivity(unchecked) var id: EffectID = 0
     /// The key of a keyed effect; `nil` for an effect of the tree.
     @usableFromInline let key: EffectKey?
+    /// The policy of a keyed effect.
+    @usableFromInline let policy: EffectPolicy?
+    /// The producer, until the effect starts (or is dropped or cancelled with the record): kept here
+    /// so that the engine passes one reference around, not a producer and a record.
+    @usableFromInline @exclusivity(unchecked) var effect: SignalProducer<Input, Never>?
     /// The effect's lifetime: the engine ends it when the effect ends or is cancelled.
     @usableFromInline let lifetime: Lifetime
     /// Weak: an effect (or whatever keeps its observer) must not keep the engine, and through the
@@ -58,9 +64,11 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
     @usableFromInline @exclusivity(unchecked) var nextOfKey: Record?
 
     @inlinable
-    init(engine: AutomatonEngine<State, Input>, key: EffectKey?) {
+    init(engine: AutomatonEngine<State, Input>, effect: SignalProducer<Input, Never>, key: EffectKey?, policy: EffectPolicy?) {
         self.engine = engine
+        self.effect = effect
         self.key = key
+        self.policy = policy
         self.lifetime = Lifetime()
     }
 

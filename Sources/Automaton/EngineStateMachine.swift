@@ -68,33 +68,16 @@ struct KeyedDirective: Sendable {
     }
 }
 
-/// An effect the mapping returned, prepared before the lock is taken: its producer, and its record
-/// (whose identifier is assigned under the lock).
-@usableFromInline
-struct PreparedEffect<State: Sendable, Input: Sendable>: Sendable {
-    @usableFromInline let effect: SignalProducer<Input, Never>
-    @usableFromInline let record: EffectRecord<State, Input>
-    /// Its policy, if it is keyed (its key is the record's).
-    @usableFromInline let policy: EffectPolicy?
-
-    @inlinable
-    init(effect: SignalProducer<Input, Never>, record: EffectRecord<State, Input>, policy: EffectPolicy?) {
-        self.effect = effect
-        self.record = record
-        self.policy = policy
-    }
-}
-
 /// A keyed effect waiting (`.queue`) for its key's running effects to end.
 @usableFromInline
 struct WaitingEffect<State: Sendable, Input: Sendable>: Sendable {
-    @usableFromInline let prepared: PreparedEffect<State, Input>
+    @usableFromInline let record: EffectRecord<State, Input>
     /// The input that succeeded and will have started it.
     @usableFromInline let input: Input
 
     @inlinable
-    init(prepared: PreparedEffect<State, Input>, input: Input) {
-        self.prepared = prepared
+    init(record: EffectRecord<State, Input>, input: Input) {
+        self.record = record
         self.input = input
     }
 }
@@ -338,8 +321,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         return .idle(completeReplies: phase == .inputCompleted && runningEffects == 0)
     }
 
-    /// Records a successful transition for `pending`. `prepared` is the effect the mapping returned, if
-    /// it is one to run (not `.empty`, not a `.cancel(key)` row); `cancelKeys` are the keys a `.cancel`
+    /// Records a successful transition for `pending`. `prepared` is the record of the effect the mapping
+    /// returned (made before the lock was taken, holding the producer), if it is one to run (not `.empty`, not a `.cancel(key)` row); `cancelKeys` are the keys a `.cancel`
     /// row cancels. `mayHaveRootLatest` is the processing thread's lock-free hint that the root has a
     /// tracked latest child (under `.latest`), updated here: exact now; later it may stay true after
     /// that child is forgotten, never the other way round.
@@ -351,7 +334,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     mutating func commitSuccess(
         _ pending: PendingInput<State, Input>,
-        prepared: PreparedEffect<State, Input>?,
+        prepared: Record?,
         cancelKeys: [EffectKey],
         mayHaveRootLatest: inout Bool,
         cancelled: inout CancelledEffects<State, Input>,
@@ -372,20 +355,19 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
         // The effect that becomes the level's latest child: only an effect of the tree.
         var treeChild: Record?
-        if let prepared {
-            let record = prepared.record
+        if let record = prepared {
             record.id = nextEffectID
             nextEffectID &+= 1
-            if let policy = prepared.policy, let key = record.key {
+            if let policy = record.policy, let key = record.key {
                 switch policy.kind {
                 case .latest:
                     cancelGroup(key, into: &cancelled, byCancelRow: false)
-                    decision = startKeyed(prepared.record, key: key)
+                    decision = startKeyed(record, key: key)
                 case .first:
                     if let group = groups[key], !group.isEmpty {
                         decision = .drop
                     } else {
-                        decision = startKeyed(prepared.record, key: key)
+                        decision = startKeyed(record, key: key)
                     }
                 case .queue:
                     if let group = groups[key], !group.isEmpty {
@@ -393,13 +375,13 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                         tracked.append(record)
                         runningEffects += 1
                         waitingEffects += 1
-                        groups[key, default: KeyGroup()].waiting.append(WaitingEffect(prepared: prepared, input: pending.input))
+                        groups[key, default: KeyGroup()].waiting.append(WaitingEffect(record: record, input: pending.input))
                         decision = .wait
                     } else {
-                        decision = startKeyed(prepared.record, key: key)
+                        decision = startKeyed(record, key: key)
                     }
                 case .merge:
-                    decision = startKeyed(prepared.record, key: key)
+                    decision = startKeyed(record, key: key)
                 }
             } else {
                 if isLatest, let origin = pending.origin, origin.isTracked {
@@ -452,7 +434,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             cancelChain(from: record, into: &cancelled, byCancelRow: byCancelRow)
         }
         while let waiting = group.waiting.removeFirst() {
-            let record = waiting.prepared.record
+            let record = waiting.record
             if record.isTracked {
                 tracked.remove(record)
                 runningEffects -= 1
@@ -522,7 +504,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         if let key = record.key, var group = groups.removeValue(forKey: key) {
             group.removeRunning(record)
             if !group.hasRunning, let waiting = group.waiting.removeFirst() {
-                let successor = waiting.prepared.record
+                let successor = waiting.record
                 successor.isWaiting = false
                 waitingEffects -= 1
                 group.appendRunning(successor)
