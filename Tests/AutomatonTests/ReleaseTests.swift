@@ -86,7 +86,7 @@ struct ReleaseTests {
                 }
                 return (state + 1, effect)
             }, strategy: .latest))
-            await runOnThreads(4, timeout: 60) { thread in
+            await runOnThreads(4, timeout: 300) { thread in
                 for iteration in 0..<200 {
                     guard let automaton = holder.withCriticalRegion({ $0 }) else { return }
                     switch thread {

@@ -94,7 +94,7 @@ struct TerminationOrderTests {
         }.start()
         #expect(await Watchdog.signalled(insideInitial))
 
-        let sent = await onThread(timeout: 60) { automaton.send(1) }
+        let sent = await onThread(timeout: 300) { automaton.send(1) }
         #expect(sent)
         #expect(heard.withCriticalRegion { $0 } == ["state 1", "reply 1"])
         release.signal()
@@ -134,7 +134,7 @@ private func onThread(timeout: Double, _ body: @escaping @Sendable () -> Void) a
 }
 
 private enum Watchdog {
-    static func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = 60) async -> Bool {
+    static func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = 300) async -> Bool {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)

@@ -225,7 +225,7 @@ struct SignalOwnershipTests {
             // Re-enters the scheduler: a deadlock if the observer ran under its lock.
             _ = scheduler.schedule {}
         })
-        let finished = await onThread(timeout: 60) {
+        let finished = await onThread(timeout: 300) {
             scheduled.withValue { $0 }?.dispose()
         }
         #expect(finished)

@@ -33,7 +33,7 @@ func onDedicatedThread<Result: Sendable>(
 /// (instead of hanging) if they have not finished within `timeout` seconds.
 func runOnThreads(
     _ count: Int,
-    timeout: Int = 120,
+    timeout: Int = 300,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: @escaping @Sendable (Int) -> Void
 ) async {
@@ -58,7 +58,7 @@ func runOnThreads(
 @discardableResult
 func waitOrFail(
     _ group: DispatchGroup,
-    timeout: Int = 120,
+    timeout: Int = 300,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async -> Bool {
     let finished = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in

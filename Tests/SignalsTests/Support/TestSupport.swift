@@ -81,13 +81,13 @@ final class EventRecorder<Value: Sendable, Error: Swift.Error>: Sendable {
     }
 
     /// Waits for a terminal event, at most `seconds`, blocking the calling thread; false if none came.
-    func waitForTermination(seconds: Double = 60) -> Bool {
+    func waitForTermination(seconds: Double = 300) -> Bool {
         terminated.wait(timeout: .now() + seconds) == .success
     }
 
     /// Waits for a terminal event on a thread of its own, so that no thread of Swift's concurrency
     /// pool is blocked while the tasks under test need it; false after `seconds`.
-    func terminated(within seconds: Double = 60) async -> Bool {
+    func terminated(within seconds: Double = 300) async -> Bool {
         await Watchdog.signalled(terminated, within: seconds)
     }
 
@@ -137,13 +137,15 @@ final class InFlightProbe: Sendable {
 /// Waits that fail the test instead of hanging it, and real threads for concurrency tests.
 enum Watchdog {
     /// How long any single wait in these tests may take before it counts as a hang.
-    static let defaultTimeout: DispatchTimeInterval = .seconds(120)
+    static let defaultTimeout: DispatchTimeInterval = .seconds(300)
 
     /// Waits for `semaphore` on a thread of its own, so that neither Swift's concurrency pool nor
     /// Dispatch's worker threads (both only as wide as the machine) are blocked while the tasks under
     /// test need them; false if it was not signalled within `seconds`. A guard against hangs, not a
-    /// measurement, so it is generous.
-    static func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = 120) async -> Bool {
+    /// measurement, so it is generous: in the parallel debug run, synchronous tests hold both of the
+    /// pool's threads for tens of seconds on a 2-core machine, and a task a test starts waits for them
+    /// (CI once saw five async-bridge tests time out at 60 s that way on a loaded machine).
+    static func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = 300) async -> Bool {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)
