@@ -39,9 +39,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline let stateStorage: PropertyStorage<State>
     @usableFromInline let replies: Signal<Reply<State, Input>, Never>
     @usableFromInline let repliesInput: Observer<Reply<State, Input>, Never>
+    /// The core behind `replies`: replies are sent into it directly, without the input observer's
+    /// closure hop (`repliesInput` is kept: releasing it would interrupt `replies`).
+    @usableFromInline let repliesCore: SignalCore<Reply<State, Input>, Never>
     /// What happens to effects: sent in processing order with the replies; ends with them.
     @usableFromInline let effectEvents: Signal<EffectEvent<Input>, Never>
     @usableFromInline let effectEventsInput: Observer<EffectEvent<Input>, Never>
+    /// The core behind `effectEvents`, sent into directly (see `repliesCore`).
+    @usableFromInline let effectEventsCore: SignalCore<EffectEvent<Input>, Never>
     /// The current state. Owned by the processing role.
     @usableFromInline @exclusivity(unchecked) var state: State
     /// Under `.latest`, false only if no effect of an outside input is tracked, so that an outside
@@ -64,7 +69,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         machine = Locked(EngineStateMachine(isLatest: strategy == .latest, gate: gate, eventGate: eventGate))
         stateStorage = PropertyStorage(state)
         (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipe()
+        repliesCore = replies.core
         (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipe()
+        effectEventsCore = effectEvents.core
     }
 
     // MARK: Inputs
@@ -111,14 +118,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             if let origin = pending.origin {
                 machine.withCriticalRegion { $0.inputProcessed(from: origin) }
             }
-            repliesInput.send(value: .failure(pending.input, from))
+            repliesCore.send(.value(.failure(pending.input, from)))
             return
         }
         if effect == nil && pending.origin == nil && !mayHaveRootLatest {
             // Nothing shared changes: no effect to start, none to replace, no emitting effect to update.
             state = toState
             stateStorage.set(toState)
-            repliesInput.send(value: .success(pending.input, from, toState))
+            repliesCore.send(.value(.success(pending.input, from, toState)))
             return
         }
         var prepared: EffectRecord<State, Input>?
@@ -149,7 +156,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             // Sent before the lifetimes end: their cleanup is user code, and must not run while this
             // thread holds the emitter role, or other threads' effect events would wait for it.
             for effect in cancelled {
-                effectEventsInput.send(value: Self.cancellation(of: effect, by: pending.input))
+                effectEventsCore.send(.value(Self.cancellation(of: effect, by: pending.input)))
             }
             finishEmitting()
         }
@@ -158,7 +165,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         state = toState
         stateStorage.set(toState)
-        repliesInput.send(value: .success(pending.input, from, toState))
+        repliesCore.send(.value(.success(pending.input, from, toState)))
         guard let record = prepared else { return }
         switch decision {
         case .none, .wait:
@@ -188,7 +195,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable
     func emit(_ event: EffectEvent<Input>) {
         if eventGate.compareExchangeWord(expected: 0, desired: EffectEventGate.emitting) {
-            effectEventsInput.send(value: event)
+            effectEventsCore.send(.value(event))
             finishEmitting()
             return
         }
@@ -205,7 +212,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             return false
         }
         if claimed {
-            effectEventsInput.send(event)
+            effectEventsCore.send(event)
             finishEmitting()
         }
     }
@@ -221,7 +228,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline
     func sendQueuedEffectEvents() {
         while let event = machine.withCriticalRegion({ $0.nextQueuedEffectEvent() }) {
-            effectEventsInput.send(event)
+            effectEventsCore.send(event)
         }
     }
 
@@ -264,10 +271,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         if sends {
             // Sent before the lifetime ends: its cleanup is user code, and must not run while this
             // thread holds the emitter role (see `process(_:)`).
-            effectEventsInput.send(value: EffectEvent(id: record.id, key: record.key, kind: .ended))
+            effectEventsCore.send(.value(EffectEvent(id: record.id, key: record.key, kind: .ended)))
             if let next {
                 let successor = next.record
-                effectEventsInput.send(value: EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input)))
+                effectEventsCore.send(.value(EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input))))
             }
             finishEmitting()
         }
@@ -359,7 +366,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         if claimed {
             for effect in effects {
-                effectEventsInput.send(value: EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause)))
+                effectEventsCore.send(.value(EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))))
             }
             finishEmitting()
         }

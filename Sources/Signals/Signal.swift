@@ -24,7 +24,7 @@
 ///   its closures, and cancels whatever it scheduled.
 public final class Signal<Value: Sendable, Error: Swift.Error>: Sendable {
     /// The observers and the delivery machinery. A core has exactly one `Signal` handle.
-    @usableFromInline let core: SignalCore<Value, Error>
+    @usableFromInline package let core: SignalCore<Value, Error>
 
     @inlinable
     init(core: SignalCore<Value, Error>) {
