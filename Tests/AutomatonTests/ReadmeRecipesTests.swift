@@ -43,6 +43,28 @@ final class LoginViewModel {
 }
 // README-RECIPE-MAIN-ACTOR-END
 
+/// Replies consumed inside an actor.
+// README-RECIPE-ACTOR-BEGIN
+actor ReplyAudit {
+    private(set) var failures: [Reply<State, Input>] = []
+    private var following: Task<Void, Never>?
+
+    /// Observes now, so no later reply is missed. The task inherits this actor's isolation, and the
+    /// stream's iterator keeps it there: the loop updates `failures` with no `await` and no lock.
+    func follow(_ automaton: Automaton<State, Input>) {
+        let replies = automaton.replies.stream()
+        following = Task {
+            for await reply in replies where !reply.isSuccess { failures.append(reply) }
+        }
+    }
+
+    /// Returns once the automaton is released (its replies complete) or `stop()` is called.
+    func finished() async { await following?.value }
+
+    func stop() { following?.cancel() }
+}
+// README-RECIPE-ACTOR-END
+
 @Suite("README recipes")
 struct ReadmeRecipesTests {
     @Test("a failing async effect sends .didFail, so the machine reaches .failed")
@@ -108,6 +130,62 @@ struct ReadmeRecipesTests {
         automaton.send(.login)
         await Task { @MainActor in }.value  // the main-actor deliveries queued before it have run
         #expect(model.title == "Welcome")
+    }
+
+    @Test("an actor follows the replies in its own isolation, from the first reply sent after follow, until release")
+    func actorFollowsReplies() async {
+        let audit = ReplyAudit()
+        do {
+            let automaton = makeLoginMachine(loginOK: .empty, logoutOK: .empty)
+            automaton.send(.logout)             // before follow: not seen
+            // README-RECIPE-ACTOR-USE-BEGIN
+            await audit.follow(automaton)
+            automaton.send(.loginOK)            // fails in loggedOut: the audit records it
+            automaton.send(.login)
+            // README-RECIPE-ACTOR-USE-END
+            automaton.send(.login)              // fails in loggingIn
+        }
+        await audit.finished()                  // the automaton is released, so its replies complete
+        #expect(await audit.failures == [.failure(.loginOK, .loggedOut), .failure(.login, .loggingIn)])
+    }
+
+    @Test("stopping an actor's follow cancels its task and ends the observation")
+    func actorStops() async {
+        let audit = ReplyAudit()
+        let automaton = makeLoginMachine(loginOK: .empty, logoutOK: .empty)
+        await audit.follow(automaton)
+        automaton.send(.logout)
+        await audit.stop()
+        await audit.finished()
+        automaton.send(.logout)
+        let failures = await audit.failures
+        #expect(failures == [] || failures == [.failure(.logout, .loggedOut)], "nothing after stop; the reply before it may be seen")
+    }
+
+    @Test("the mapping table's case-with-payload snippet compiles and binds the associated value")
+    func connectionInputSnippet() {
+        // README-MAPPING-CASE-BEGIN
+        enum ConnectionInput: Sendable, Equatable { case connect, opened(session: String), retry
+            var session: String? { if case let .opened(session) = self { session } else { nil } }
+        }
+        enum Connection: Sendable, Equatable { case idle, connecting, connected(session: String) }
+
+        let connection = Automaton<Connection, ConnectionInput>(state: .idle, table: [
+            .connect  | .idle => .connecting,
+            \.session | { state, session in state == .connecting ? .connected(session: session) : nil },
+            .retry    | any => .connecting,
+        ])
+        // README-MAPPING-CASE-END
+        let replies = connection.replies.record()
+        for input: ConnectionInput in [.opened(session: "early"), .connect, .opened(session: "s1"), .retry] {
+            connection.send(input)
+        }
+        #expect(replies.values == [
+            .value(.failure(.opened(session: "early"), .idle)),
+            .value(.success(.connect, .idle, .connecting)),
+            .value(.success(.opened(session: "s1"), .connecting, .connected(session: "s1"))),
+            .value(.success(.retry, .connected(session: "s1"), .connecting)),
+        ])
     }
 
     @Test("for await logging sees every reply sent after the stream was made")

@@ -47,6 +47,21 @@ extension Signal {
         }
     }
 
+    /// A signal that sends `value` for each value of this signal, and forwards its terminal event
+    /// unchanged, as in ReactiveSwift. Each value is replaced on the thread that delivers it, in order.
+    /// The result terminates when this signal does.
+    public func map<NewValue: Sendable>(value: NewValue) -> Signal<NewValue, Error> {
+        map { _ in value }
+    }
+
+    /// A signal that sends the property `keyPath` reads from each value of this signal
+    /// (`signal.map(\.count)`), and forwards its terminal event unchanged, as in ReactiveSwift. The
+    /// property is read on the thread that delivers each value, serially, in order, with no lock held.
+    /// The result terminates when this signal does.
+    public func map<NewValue: Sendable>(_ keyPath: KeyPath<Value, NewValue> & Sendable) -> Signal<NewValue, Error> {
+        map { $0[keyPath: keyPath] }
+    }
+
     /// A signal that fails with `transform(error)` when this signal fails, and forwards values,
     /// completion and interruption unchanged.
     ///
@@ -71,6 +86,18 @@ extension SignalProducer {
         _ transform: @escaping @Sendable (Value) -> NewValue
     ) -> SignalProducer<NewValue, Error> {
         lift { $0.map(transform) }
+    }
+
+    /// A producer whose runs send `value` for each value of a run of this producer, and forward its
+    /// terminal event unchanged. See `Signal.map(value:)`. Disposing a run disposes the underlying run.
+    public func map<NewValue: Sendable>(value: NewValue) -> SignalProducer<NewValue, Error> {
+        lift { $0.map(value: value) }
+    }
+
+    /// A producer whose runs send the property `keyPath` reads from each value of a run of this
+    /// producer. See `Signal.map(_:)` with a key path. Disposing a run disposes the underlying run.
+    public func map<NewValue: Sendable>(_ keyPath: KeyPath<Value, NewValue> & Sendable) -> SignalProducer<NewValue, Error> {
+        lift { $0.map(keyPath) }
     }
 
     /// A producer whose runs fail with `transform(error)` when a run of this producer fails, and forward
