@@ -259,6 +259,95 @@ struct KeyedEffectTests {
         tester.finish()
     }
 
+    @Test("a cancel processed while a .queue effect waits keeps its start handler from ever running (TCA #3563)")
+    func cancelBeforeStart() {
+        // `cancelSentDuringStart` cancels an effect whose start handler has run. Here the cancel is
+        // processed before the waiting effect's turn comes: input 1's effect waits behind input 0's,
+        // and a `replies` observer sends the cancel while input 1 is being processed (so it is queued
+        // and processed right after it).
+        let scheduler = TestScheduler()
+        let startHandlers = Locked<[Int]>([])
+        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
+            guard input >= 0 else { return (state, .cancel("job")) }
+            let effect = SignalProducer<Int, Never> { observer, lifetime in
+                startHandlers.withCriticalRegion { $0.append(input) }
+                lifetime += scheduler.schedule(after: .seconds(5)) { observer.sendCompleted() }
+            }
+            return (state + 1, effect.keyed("job", .queue))
+        })
+        let send = automaton.sender
+        automaton.replies.observeValues { reply in
+            if reply.input == 1 { send(-1) }
+        }
+        let tester = AutomatonTester(automaton, scheduler: scheduler)
+        tester.send(0)
+        tester.send(1)
+        #expect(startHandlers.withCriticalRegion { $0 } == [0])
+        #expect(automaton.runningEffectCount == 0)
+        #expect(scheduler.pendingActionCount == 0)
+        tester.advance(by: .seconds(20))
+        #expect(startHandlers.withCriticalRegion { $0 } == [0], "the waiting effect never starts")
+        tester.expect([
+            .success(0, 0, 1),
+            .started(by: 0, key: "job"),
+            .success(1, 1, 2),
+            .cancelled(.cancelled(by: -1), key: "job"),
+            .cancelled(.cancelled(by: -1), key: "job"),
+            .success(-1, 2, 2),
+        ])
+        tester.finish()
+    }
+
+    @Test("a cancel from another thread between a .queue effect's predecessor ending and its start keeps it from starting")
+    func cancelBeforeQueuedSuccessorStarts() async {
+        let startHandlers = Locked<[Int]>([])
+        let observers = Locked<[Observer<Int, Never>]>([])
+        let lifetimes = Locked<[Lifetime]>([])
+        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
+            guard input >= 0 else { return (state, .cancel("job")) }
+            let effect = SignalProducer<Int, Never> { observer, lifetime in
+                startHandlers.withCriticalRegion { $0.append(input) }
+                observers.withCriticalRegion { $0.append(observer) }
+                lifetimes.withCriticalRegion { $0.append(lifetime) }
+            }
+            return (state + 1, effect.keyed("job", .queue))
+        })
+        let tester = AutomatonTester(automaton)
+        tester.send(0)  // effect A runs
+        tester.send(1)  // effect B waits behind it
+        tester.expect([.success(0, 0, 1), .started(by: 0, key: "job"), .success(1, 1, 2)])
+        guard let lifetimeOfA = lifetimes.withCriticalRegion({ $0.first }) else {
+            Issue.record("effect A did not start")
+            return
+        }
+        // A's lifetime ends after the engine has given B its turn and before it starts B: the cancel
+        // lands there, sent from another thread, and is processed before A's ending thread goes on.
+        let cancelProcessed = Locked(false)
+        lifetimeOfA.observeEnded {
+            let cancelled = DispatchSemaphore(value: 0)
+            Thread {
+                automaton.send(-1)
+                cancelled.signal()
+            }.start()
+            let processed = cancelled.wait(timeout: .now() + 60) == .success
+            cancelProcessed.withCriticalRegion { $0 = processed }
+        }
+        // A ends, on a thread of its own, so that a hang fails the test instead of blocking it.
+        await onDedicatedThread(timeout: 120) { observers.withCriticalRegion { $0[0] }.sendCompleted() }
+        #expect(cancelProcessed.withCriticalRegion { $0 }, "the cancel was processed while A's lifetime ended")
+        #expect(startHandlers.withCriticalRegion { $0 } == [0], "B's start handler never runs")
+        #expect(automaton.runningEffectCount == 0)
+        // B's turn was announced (`started`, decided with A's end), then the cancel stopped it before
+        // its start handler could run.
+        tester.expect([
+            .ended(key: "job"),
+            .started(by: 1, key: "job"),
+            .cancelled(.cancelled(by: -1), key: "job"),
+            .success(-1, 2, 2),
+        ])
+        tester.finish()
+    }
+
     /// The effect events of one round of `cancelRacingStart`: effects 0 and 1 are started by the two
     /// `0`s (a start row of key "job" under `policy`), and the `1` (`.cancel("job")`) was processed
     /// after `startsBeforeCancel` of them.
