@@ -23,10 +23,15 @@ import Testing
 /// tester.finish()
 /// ```
 ///
-/// Failures are reported through Swift Testing's `Issue.record`, with a line-by-line comparison and
-/// the source location of the assertion. Under XCTest, Swift Testing's issues are not seen: use the
-/// `Bool` that `expect` and `finish` return (`XCTAssertTrue(tester.expect([...]))`); `failures` lists
-/// what went wrong.
+/// Failures are reported through Swift Testing's `Issue.record`, with a line-by-line comparison, at
+/// the caller's source location. A file that calls `expect` or `finish` imports `Testing`: their
+/// default `sourceLocation` is Swift Testing's `#_sourceLocation`.
+///
+/// Under XCTest, assert the `Bool` that `expect` and `finish` return
+/// (`XCTAssertTrue(tester.expect([...]))`); `failures` lists what went wrong. Do not rely on the
+/// issue: with Swift 6.3 and swift-corelibs-xctest (Linux), an issue recorded during an XCTest test
+/// is dropped and the test passes, whatever `SWIFT_TESTING_XCTEST_INTEROP_MODE` says; only a
+/// toolchain whose XCTest interoperates with Swift Testing reports it as an XCTest failure.
 ///
 /// Thread safety: the tester records from any thread; drive it (send, advance, assert) from one
 /// thread at a time, as a test does.
@@ -59,7 +64,9 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
     }
 
     /// Sends `input` as if the running effect `effectID` had sent it (see `EffectEvent.id`): it is
-    /// processed at that effect's level of the `.latest` tree, and dropped if the effect has ended.
+    /// processed at that effect's level of the `.latest` tree. It is dropped, silently, if that effect
+    /// has ended, was cancelled or never existed: no issue is recorded then, but the reply a test
+    /// expected is missing at its next `expect`.
     public func send(_ input: Input, asIfFromEffect effectID: UInt64) {
         automaton.send(input, asIfFromEffect: effectID)
     }

@@ -34,6 +34,27 @@ private func makeConnectionManager(scheduler: TestScheduler, connectSucceeds: Bo
     }, strategy: .latest)
 }
 
+private enum Poll: Sendable, Equatable, CustomStringConvertible {
+    case start, tick
+
+    var description: String { self == .start ? "start" : "tick" }
+}
+
+/// Under `.latest`: `.start` starts an effect that runs until replaced; each `.tick` counts and starts an
+/// effect that ends after a second.
+private func makePoller(scheduler: TestScheduler) -> Automaton<Int, Poll> {
+    let runs = SignalProducer<Poll, Never> { observer, lifetime in
+        lifetime.observeEnded { withExtendedLifetime(observer) {} }
+    }
+    let tick = SignalProducer<Poll, Never>.empty.delay(.seconds(1), on: scheduler)
+    return Automaton(state: 0, mapping: { (count: Int, input: Poll) in
+        switch input {
+        case .start: return (count, runs)
+        case .tick: return (count + 1, tick)
+        }
+    }, strategy: .latest)
+}
+
 @Suite("AutomatonTester: exhaustive automaton tests")
 struct AutomatonTesterTests {
     @Test("a story that asserts every reply and effect event passes")
@@ -132,6 +153,83 @@ struct AutomatonTesterTests {
         ])
         #expect(scheduler.pendingActionCount == 0)
         tester.finish()
+    }
+
+    @Test("send(_:asIfFromEffect:) processes the input at that effect's level of the .latest tree")
+    func sendAsIfFromEffect() {
+        let scheduler = TestScheduler()
+        let tester = AutomatonTester(makePoller(scheduler: scheduler), scheduler: scheduler)
+        tester.send(.start)
+        tester.expect([.success(.start, 0, 0), .started(by: .start)])
+        // From effect 0, a tick replaces only what effect 0's previous tick started, never effect 0.
+        tester.send(.tick, asIfFromEffect: 0)
+        tester.send(.tick, asIfFromEffect: 0)
+        tester.expect([
+            .success(.tick, 0, 1),
+            .started(by: .tick),
+            .cancelled(.replaced(by: .tick)),
+            .success(.tick, 1, 2),
+            .started(by: .tick),
+        ])
+        #expect(tester.automaton.runningEffectCount == 2)
+        // From outside, the same input replaces effect 0 and what it started.
+        tester.send(.tick)
+        tester.expect([
+            .cancelled(.replaced(by: .tick)),
+            .cancelled(.replaced(by: .tick)),
+            .success(.tick, 2, 3),
+            .started(by: .tick),
+        ])
+        tester.advance(by: .seconds(1))
+        tester.expect([.ended()])
+        #expect(tester.finish())
+        #expect(tester.failures == [])
+    }
+
+    @Test("send(_:asIfFromEffect:) drops the input of an effect that is not running; the next assertion says so")
+    func sendAsIfFromEndedEffect() {
+        let scheduler = TestScheduler()
+        let tester = AutomatonTester(makePoller(scheduler: scheduler), scheduler: scheduler)
+        tester.send(.tick)
+        tester.advance(by: .seconds(1))
+        tester.expect([.success(.tick, 0, 1), .started(by: .tick), .ended()])
+        tester.send(.tick, asIfFromEffect: 0)  // effect 0 has ended
+        tester.send(.tick, asIfFromEffect: 7)  // there is no effect 7
+        #expect(tester.pending == [])
+        #expect(tester.automaton.state.value == 1)
+        #expect(tester.failures == [], "dropping is not itself a failure")
+        withKnownIssue {
+            tester.expect([.success(.tick, 1, 2), .started(by: .tick)])
+        }
+        #expect(tester.failures == [
+            """
+            the automaton did something else than expected
+            (− expected, + actual)
+            − success(tick, 1 => 2)
+            − effect started by tick
+            """,
+        ])
+        #expect(tester.finish())
+    }
+
+    @Test("a failed expect or finish is reported at the caller's file and line")
+    func failureSourceLocation() {
+        let tester = AutomatonTester(makeConnectionManager(scheduler: TestScheduler()))
+        tester.send(.retry)
+        let expectLine = #line + 2
+        withKnownIssue {
+            tester.expect([])
+        } matching: { issue in
+            issue.sourceLocation?.fileID == #fileID && issue.sourceLocation?.line == expectLine
+        }
+        tester.send(.retry)
+        let finishLine = #line + 2
+        withKnownIssue {
+            tester.finish()
+        } matching: { issue in
+            issue.sourceLocation?.fileID == #fileID && issue.sourceLocation?.line == finishLine
+        }
+        #expect(tester.failures.count == 2)
     }
 }
 

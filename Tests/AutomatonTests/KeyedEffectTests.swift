@@ -259,40 +259,181 @@ struct KeyedEffectTests {
         tester.finish()
     }
 
-    @Test("cancel and start racing on two threads leave nothing running (TCA #3663)", arguments: [EffectPolicy.latest, .queue, .merge, .first])
-    func cancelRacingStart(policy: EffectPolicy) async {
-        await runOnThreads(1) { _ in
-            let queue = DispatchQueue(label: "keyed.race", attributes: .concurrent)
-            for _ in 0..<200 {
-                let started = Locked(0)
-                let ended = Locked(0)
-                let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
-                    if input == 0 {
-                        let effect = SignalProducer<Int, Never> { observer, lifetime in
-                            started.withCriticalRegion { $0 += 1 }
-                            lifetime.observeEnded { ended.withCriticalRegion { $0 += 1 } }
-                            queue.async { observer.sendCompleted() }
-                        }
-                        return (state, effect.keyed("job", policy))
-                    }
-                    return (state, .cancel("job"))
-                })
-                let done = DispatchGroup()
-                for thread in 0..<2 {
-                    done.enter()
-                    Thread {
-                        for _ in 0..<20 { automaton.send(thread == 0 ? 0 : 1) }
-                        done.leave()
-                    }.start()
-                }
-                done.wait()
-                automaton.send(1)
-                // What an effect that was ending may still start is cancelled already; let the queue settle.
-                queue.sync(flags: .barrier) {}
-                queue.sync(flags: .barrier) {}
-                #expect(automaton.runningEffectCount == 0)
-                #expect(started.withCriticalRegion { $0 } == ended.withCriticalRegion { $0 })
+    @Test("a cancel processed while a .queue effect waits keeps its start handler from ever running (TCA #3563)")
+    func cancelBeforeStart() {
+        // `cancelSentDuringStart` cancels an effect whose start handler has run. Here the cancel is
+        // processed before the waiting effect's turn comes: input 1's effect waits behind input 0's,
+        // and a `replies` observer sends the cancel while input 1 is being processed (so it is queued
+        // and processed right after it).
+        let scheduler = TestScheduler()
+        let startHandlers = Locked<[Int]>([])
+        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
+            guard input >= 0 else { return (state, .cancel("job")) }
+            let effect = SignalProducer<Int, Never> { observer, lifetime in
+                startHandlers.withCriticalRegion { $0.append(input) }
+                lifetime += scheduler.schedule(after: .seconds(5)) { observer.sendCompleted() }
             }
+            return (state + 1, effect.keyed("job", .queue))
+        })
+        let send = automaton.sender
+        automaton.replies.observeValues { reply in
+            if reply.input == 1 { send(-1) }
+        }
+        let tester = AutomatonTester(automaton, scheduler: scheduler)
+        tester.send(0)
+        tester.send(1)
+        #expect(startHandlers.withCriticalRegion { $0 } == [0])
+        #expect(automaton.runningEffectCount == 0)
+        #expect(scheduler.pendingActionCount == 0)
+        tester.advance(by: .seconds(20))
+        #expect(startHandlers.withCriticalRegion { $0 } == [0], "the waiting effect never starts")
+        tester.expect([
+            .success(0, 0, 1),
+            .started(by: 0, key: "job"),
+            .success(1, 1, 2),
+            .cancelled(.cancelled(by: -1), key: "job"),
+            .cancelled(.cancelled(by: -1), key: "job"),
+            .success(-1, 2, 2),
+        ])
+        tester.finish()
+    }
+
+    @Test("a cancel from another thread between a .queue effect's predecessor ending and its start keeps it from starting")
+    func cancelBeforeQueuedSuccessorStarts() async {
+        let startHandlers = Locked<[Int]>([])
+        let observers = Locked<[Observer<Int, Never>]>([])
+        let lifetimes = Locked<[Lifetime]>([])
+        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
+            guard input >= 0 else { return (state, .cancel("job")) }
+            let effect = SignalProducer<Int, Never> { observer, lifetime in
+                startHandlers.withCriticalRegion { $0.append(input) }
+                observers.withCriticalRegion { $0.append(observer) }
+                lifetimes.withCriticalRegion { $0.append(lifetime) }
+            }
+            return (state + 1, effect.keyed("job", .queue))
+        })
+        let tester = AutomatonTester(automaton)
+        tester.send(0)  // effect A runs
+        tester.send(1)  // effect B waits behind it
+        tester.expect([.success(0, 0, 1), .started(by: 0, key: "job"), .success(1, 1, 2)])
+        guard let lifetimeOfA = lifetimes.withCriticalRegion({ $0.first }) else {
+            Issue.record("effect A did not start")
+            return
+        }
+        // A's lifetime ends after the engine has given B its turn and before it starts B: the cancel
+        // lands there, sent from another thread, and is processed before A's ending thread goes on.
+        let cancelProcessed = Locked(false)
+        lifetimeOfA.observeEnded {
+            let cancelled = DispatchSemaphore(value: 0)
+            Thread {
+                automaton.send(-1)
+                cancelled.signal()
+            }.start()
+            let processed = cancelled.wait(timeout: .now() + 60) == .success
+            cancelProcessed.withCriticalRegion { $0 = processed }
+        }
+        // A ends, on a thread of its own, so that a hang fails the test instead of blocking it.
+        await onDedicatedThread(timeout: 120) { observers.withCriticalRegion { $0[0] }.sendCompleted() }
+        #expect(cancelProcessed.withCriticalRegion { $0 }, "the cancel was processed while A's lifetime ended")
+        #expect(startHandlers.withCriticalRegion { $0 } == [0], "B's start handler never runs")
+        #expect(automaton.runningEffectCount == 0)
+        // B's turn was announced (`started`, decided with A's end), then the cancel stopped it before
+        // its start handler could run.
+        tester.expect([
+            .ended(key: "job"),
+            .started(by: 1, key: "job"),
+            .cancelled(.cancelled(by: -1), key: "job"),
+            .success(-1, 2, 2),
+        ])
+        tester.finish()
+    }
+
+    /// The effect events of one round of `cancelRacingStart`: effects 0 and 1 are started by the two
+    /// `0`s (a start row of key "job" under `policy`), and the `1` (`.cancel("job")`) was processed
+    /// after `startsBeforeCancel` of them.
+    private static func raceEvents(policy: EffectPolicy, startsBeforeCancel: Int) -> [EffectEvent<Int>] {
+        let key = EffectKey("job")
+        func started(_ id: UInt64) -> EffectEvent<Int> { EffectEvent(id: id, key: key, kind: .started(by: 0)) }
+        func cancelled(_ id: UInt64) -> EffectEvent<Int> { EffectEvent(id: id, key: key, kind: .cancelled(.cancelled(by: 1))) }
+        func replaced(_ id: UInt64) -> EffectEvent<Int> { EffectEvent(id: id, key: key, kind: .cancelled(.replaced(by: 0))) }
+        func dropped(_ id: UInt64) -> EffectEvent<Int> { EffectEvent(id: id, key: key, kind: .cancelled(.dropped(by: 0))) }
+        switch (startsBeforeCancel, policy) {
+        case (0, .latest): return [started(0), replaced(0), started(1)]
+        case (0, .first): return [started(0), dropped(1)]
+        case (0, .queue): return [started(0)]  // effect 1 waits behind effect 0
+        case (0, _): return [started(0), started(1)]
+        case (1, _): return [started(0), cancelled(0), started(1)]
+        case (_, .latest): return [started(0), replaced(0), started(1), cancelled(1)]
+        case (_, .first): return [started(0), dropped(1), cancelled(0)]
+        case (_, .queue): return [started(0), cancelled(0), cancelled(1)]
+        default: return [started(0), started(1), cancelled(0), cancelled(1)]
+        }
+    }
+
+    @Test(
+        "a start row and a cancel row racing on two threads: once the cancel is processed, nothing of its key runs (TCA #3663)",
+        arguments: [EffectPolicy.latest, .first, .queue, .merge]
+    )
+    func cancelRacingStart(policy: EffectPolicy) async {
+        /// One round's automaton, and what its effects and observers saw.
+        struct Round: Sendable {
+            let automaton: Automaton<Int, Int>
+            /// How many times an effect's start handler ran.
+            let startHandlerCalls = Locked(0)
+            /// Lifetimes handed to a start handler that have not ended.
+            let openLifetimes = Locked(0)
+            /// The inputs, in the order their replies came.
+            let processed = Locked<[Int]>([])
+            let effectEvents = Locked<[EffectEvent<Int>]>([])
+
+            init(policy: EffectPolicy) {
+                let (calls, open) = (startHandlerCalls, openLifetimes)
+                // Never ends by itself: it keeps its observer until its lifetime ends.
+                let effect = SignalProducer<Int, Never> { observer, lifetime in
+                    calls.withCriticalRegion { $0 += 1 }
+                    open.withCriticalRegion { $0 += 1 }
+                    lifetime.observeEnded {
+                        open.withCriticalRegion { $0 -= 1 }
+                        withExtendedLifetime(observer) {}
+                    }
+                }
+                automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
+                    (state + 1, input == 0 ? effect.keyed("job", policy) : .cancel("job"))
+                })
+                automaton.replies.observeValues { [processed] reply in processed.withCriticalRegion { $0.append(reply.input) } }
+                automaton.effectEvents.observeValues { [effectEvents] event in effectEvents.withCriticalRegion { $0.append(event) } }
+            }
+        }
+
+        let rounds = (0..<500).map { _ in Round(policy: policy) }
+        let rendezvous = Rendezvous(parties: 2)
+        // Thread 0 sends two start rows, thread 1 a cancel row, each round beginning together.
+        await runOnThreads(2) { thread in
+            for round in rounds {
+                guard rendezvous.arrive() else { return }
+                if thread == 0 {
+                    round.automaton.send(0)
+                    round.automaton.send(0)
+                } else {
+                    round.automaton.send(1)
+                }
+            }
+        }
+        for round in rounds {
+            // Effects never end by themselves: what each round left is still there to check.
+            let processed = round.processed.withCriticalRegion { $0 }
+            guard let cancelPosition = processed.firstIndex(of: 1), processed.count == 3 else {
+                Issue.record("replies: \(processed)")
+                continue
+            }
+            let startsAfterCancel = 2 - cancelPosition
+            let running = policy == .merge ? startsAfterCancel : min(startsAfterCancel, 1)
+            let events = Self.raceEvents(policy: policy, startsBeforeCancel: cancelPosition)
+            let startedEvents = events.filter { if case .started = $0.kind { return true } else { return false } }
+            #expect(round.effectEvents.withCriticalRegion { $0 } == events, "replies: \(processed)")
+            #expect(round.automaton.runningEffectCount == running, "replies: \(processed)")
+            #expect(round.openLifetimes.withCriticalRegion { $0 } == running, "replies: \(processed)")
+            #expect(round.startHandlerCalls.withCriticalRegion { $0 } == startedEvents.count, "replies: \(processed)")
         }
     }
 

@@ -120,6 +120,49 @@ struct ErrorOperatorTests {
         #expect(probe.maximum == 1)
     }
 
+    @Test("An observer of replaceError's or promoteError's result that sends into the source is queued, never recursive")
+    func replaceAndPromoteErrorReentrancy() {
+        let failing: [Event<Int, TestError>] = [.value(1), .value(2), .failed(.boom)]
+        let replaced = eventsWithReentrantSends(failing) { $0.replaceError(with: 0) }
+        #expect(replaced == [.value(1), .value(2), .value(0), .completed])
+        let completing: [Event<Int, Never>] = [.value(1), .value(2), .completed]
+        let promoted = eventsWithReentrantSends(completing) { $0.promoteError(TestError.self) }
+        #expect(promoted == [.value(1), .value(2), .completed])
+    }
+
+    @Test("replaceError and flatMapError under four sending threads: every value delivered before the failure, then the replacement")
+    func replaceAndFlatMapErrorThreads() {
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let delivered = EventRecorder<Int, TestError>()
+        let replaced = EventRecorder<Int, Never>()
+        let flatMapped = EventRecorder<Int, Never>()
+        signal.observe(delivered.observer)
+        signal.replaceError(with: -1).observe(replaced.observer)
+        signal.flatMapError { _ in SignalProducer<Int, Never>(values: -1, -2) }.observe(flatMapped.observer)
+        // Thread 2 fails the source once it has sent its values; the others are still sending.
+        sendFromFourThreads(perThread: 10_000, { input.send(value: $0) }, afterValues: { thread in
+            if thread == 2 { input.send(error: .boom) }
+        })
+        let order = delivered.values
+        #expect(delivered.events.last == .failed(.boom) && delivered.terminalCount == 1)
+        #expect(order.count >= 10_000 && Set(order).count == order.count)
+        #expect(replaced.events == order.map { .value($0) } + [.value(-1), .completed])
+        #expect(flatMapped.events == order.map { .value($0) } + [.value(-1), .value(-2), .completed])
+    }
+
+    @Test("promoteError under four sending threads: every value once, in delivery order, then the terminal event")
+    func promoteErrorThreads() {
+        let (signal, input) = Signal<Int, Never>.pipe()
+        let delivered = EventRecorder<Int, Never>()
+        let promoted = EventRecorder<Int, TestError>()
+        signal.observe(delivered.observer)
+        signal.promoteError(TestError.self).observe(promoted.observer)
+        sendFromFourThreads(perThread: 10_000, { input.send(value: $0) })
+        input.sendInterrupted()
+        #expect(delivered.values.sorted() == Array(0..<40_000))
+        #expect(promoted.events == delivered.values.map { .value($0) } + [.interrupted])
+    }
+
     // MARK: materialize, dematerialize
 
     @Test("materialize sends each event as a value, then completes, or is interrupted after .interrupted")
@@ -157,6 +200,31 @@ struct ErrorOperatorTests {
         source.producer.materialize().dematerialize().start(disposed.observer).dispose()
         #expect(source.hasEnded())
         #expect(disposed.events == [.interrupted])
+    }
+
+    @Test("An observer of materialize's or dematerialize's result that sends into the source is queued, never recursive")
+    func materializeReentrancy() {
+        let failing: [Event<Int, TestError>] = [.value(1), .value(2), .failed(.boom)]
+        let materialized = eventsWithReentrantSends(failing) { $0.materialize() }
+        #expect(materialized == [.value(.value(1)), .value(.value(2)), .value(.failed(.boom)), .completed])
+        let script: [Event<Event<Int, TestError>, Never>] = [.value(.value(1)), .value(.value(2)), .value(.completed), .value(.value(3))]
+        let dematerialized = eventsWithReentrantSends(script) { $0.dematerialize() }
+        #expect(dematerialized == [.value(1), .value(2), .completed])
+    }
+
+    @Test("dematerialize under four sending threads: every value once, in delivery order, then the materialized failure")
+    func dematerializeThreads() {
+        let (signal, input) = Signal<Event<Int, TestError>, Never>.pipe()
+        let delivered = EventRecorder<Event<Int, TestError>, Never>()
+        let dematerialized = EventRecorder<Int, TestError>()
+        signal.observe(delivered.observer)
+        signal.dematerialize().observe(dematerialized.observer)
+        sendFromFourThreads(perThread: 10_000, { input.send(value: .value($0)) }, afterValues: { thread in
+            if thread == 1 { input.send(value: .failed(.boom)) }
+        })
+        let order = delivered.values.prefix { $0 != .failed(.boom) }.compactMap(\.value)
+        #expect(order.count >= 10_000 && Set(order).count == order.count)
+        #expect(dematerialized.events == order.map { .value($0) } + [.failed(.boom)])
     }
 
     @Test("materialize under four sending threads: every value once, one terminal event, last")

@@ -225,7 +225,76 @@ struct SlicingOperatorTests {
         #expect(disposed.events == [.value(0), .interrupted])
     }
 
+    // MARK: Disposal mid-stream
+
+    @Test("Disposing a collect(), combinePrevious or skipNil run mid-stream interrupts it and ends the underlying run")
+    func disposalMidStream() {
+        #expect(eventsDisposingMidStream(after: [1, 2]) { $0.collect() } == [.interrupted], "what was gathered is dropped")
+        let pairs = eventsDisposingMidStream(after: [1, 2]) { $0.combinePrevious(0).map { [$0.previous, $0.current] } }
+        #expect(pairs == [.value([0, 1]), .value([1, 2]), .interrupted])
+        let laterPairs = eventsDisposingMidStream(after: [1, 2, 3]) { $0.combinePrevious().map { [$0.previous, $0.current] } }
+        #expect(laterPairs == [.value([1, 2]), .value([2, 3]), .interrupted])
+        let nonNil = eventsDisposingMidStream(after: [1, 2, 3]) { $0.map { $0 == 2 ? nil : $0 }.skipNil() }
+        #expect(nonNil == [.value(1), .value(3), .interrupted])
+    }
+
+    @Test("Disposing a prefix run while the prefix runs interrupts it, and the producer is never started")
+    func prefixDisposalMidStream() {
+        let main = OperatorTestControlledProducer<Int>()
+        let duringPrefix = eventsDisposingMidStream(after: [1, 2]) { main.producer.prefix($0) }
+        #expect(duringPrefix == [.value(1), .value(2), .interrupted])
+        #expect(main.startCount == 0)
+        let afterPrefix = eventsDisposingMidStream(after: [1, 2]) { $0.prefix(value: 0) }
+        #expect(afterPrefix == [.value(0), .value(1), .value(2), .interrupted])
+    }
+
     // MARK: Reentrancy and threads
+
+    @Test("An observer of each slicing operator's result that sends into the source is queued, never recursive")
+    func resultObserverReentrancy() {
+        typealias Script = [Event<Int, TestError>]
+        let values: (Int...) -> Script = { $0.map { .value($0) } }
+        #expect(eventsWithReentrantSends(values(1, 2, 3, 4) + [.completed]) { $0.skip(first: 2) } == [.value(3), .value(4), .completed])
+        #expect(
+            eventsWithReentrantSends(values(1, 2, 3, 1, 4) + [.completed]) { $0.skip(while: { $0 < 3 }) }
+                == [.value(3), .value(1), .value(4), .completed]
+        )
+        #expect(
+            eventsWithReentrantSends(values(1, 2, 3, 4) + [.completed]) { $0.take(while: { $0 < 3 }) }
+                == [.value(1), .value(2), .completed]
+        )
+        #expect(
+            eventsWithReentrantSends(values(1, 2, 3, 4) + [.completed, .value(5)]) { $0.take(last: 2) }
+                == [.value(3), .value(4), .completed]
+        )
+        #expect(eventsWithReentrantSends(values(1, 2) + [.completed, .value(3)]) { $0.collect() } == [.value([1, 2]), .completed])
+        #expect(
+            eventsWithReentrantSends(values(1, 2, 3, 4, 5) + [.completed]) { $0.collect(count: 2) }
+                == [.value([1, 2]), .value([3, 4]), .value([5]), .completed]
+        )
+        #expect(
+            eventsWithReentrantSends(values(1, 2, 3, 4, 5) + [.completed]) { $0.collect { $0.reduce(0, +) >= 5 } }
+                == [.value([1, 2, 3]), .value([4, 5]), .completed]
+        )
+        #expect(
+            eventsWithReentrantSends(values(1, 2, 3) + [.failed(.boom)]) { $0.combinePrevious(0).map { [$0.previous, $0.current] } }
+                == [.value([0, 1]), .value([1, 2]), .value([2, 3]), .failed(.boom)]
+        )
+        #expect(
+            eventsWithReentrantSends(values(1, 2, 3) + [.interrupted]) { $0.combinePrevious().map { [$0.previous, $0.current] } }
+                == [.value([1, 2]), .value([2, 3]), .interrupted]
+        )
+        let optionals: [Event<Int?, TestError>] = [.value(1), .value(nil), .value(3), .completed]
+        #expect(eventsWithReentrantSends(optionals) { $0.skipNil() } == [.value(1), .value(3), .completed])
+        #expect(
+            eventsWithReentrantSends(values(1, 2, 1, 3) + [.completed]) { $0.uniqueValues() }
+                == [.value(1), .value(2), .value(3), .completed]
+        )
+        #expect(
+            eventsOfRunWithReentrantSends(values(1, 2) + [.completed]) { SignalProducer(values: 100, 101).prefix($0) }
+                == [.value(1), .value(2), .value(100), .value(101), .completed]
+        )
+    }
 
     @Test("Observers that send into the source during delivery are queued, in order, for every slicing operator")
     func reentrancy() {
@@ -253,7 +322,7 @@ struct SlicingOperatorTests {
         #expect(pairs.values == [[1, 2], [2, 3], [3, 4], [4, 5], [5, 6]])
     }
 
-    @Test("Four threads sending into one source: each slicing operator sees every value once, in delivery order")
+    @Test("Four threads sending into one source: each slicing operator, take(while:) and skip(while:) included, sees every value once, in delivery order")
     func threads() {
         let perThread = 10_000
         let total = 4 * perThread
@@ -264,12 +333,18 @@ struct SlicingOperatorTests {
         let collected = EventRecorder<[Int], TestError>()
         let pairs = EventRecorder<[Int], TestError>()
         let unique = EventRecorder<Int, TestError>()
+        let takenWhile = EventRecorder<Int, TestError>()
+        let skippedWhile = EventRecorder<Int, TestError>()
         signal.observe(delivered.observer)
         signal.skip(first: 10).observe(skipped.observer)
         signal.take(last: 3).observe(last.observer)
         signal.collect(count: 7).observe(collected.observer)
         signal.combinePrevious().map { [$0.previous, $0.current] }.observe(pairs.observer)
         signal.map { $0 % 100 }.uniqueValues().observe(unique.observer)
+        // 17,777 is the 7,778th value of the second thread: where it lands among the others' values
+        // decides what these two see.
+        signal.take(while: { $0 != 17_777 }).observe(takenWhile.observer)
+        signal.skip(while: { $0 != 17_777 }).observe(skippedWhile.observer)
         Watchdog.runOnThreads(4) { thread in
             for value in 0..<perThread { input.send(value: thread * perThread + value) }
         }
@@ -281,6 +356,8 @@ struct SlicingOperatorTests {
         #expect(collected.values.flatMap { $0 } == order)
         #expect(pairs.values == zip(order, order.dropFirst()).map { [$0, $1] })
         #expect(unique.values.sorted() == Array(0..<100))
+        #expect(takenWhile.events == order.prefix { $0 != 17_777 }.map { .value($0) } + [.completed])
+        #expect(skippedWhile.events == order.drop { $0 != 17_777 }.map { .value($0) } + [.completed])
         for recorder in [skipped, last, unique] {
             #expect(recorder.events.last == .completed && recorder.terminalCount == 1)
         }

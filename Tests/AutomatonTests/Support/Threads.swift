@@ -69,3 +69,37 @@ func waitOrFail(
     #expect(finished, "did not finish within \(timeout) s: deadlock or livelock", sourceLocation: sourceLocation)
     return finished
 }
+
+/// Lets `parties` threads begin each round together, so that what they do next races as closely as
+/// it can: `arrive()` returns once every party has arrived, or false after `timeout` seconds (a party
+/// that failed), so a broken test fails instead of hanging.
+final class Rendezvous: @unchecked Sendable {
+    // Safe: `arrived` and `round` are only read or written while `condition` is locked.
+    private let condition = NSCondition()
+    private let parties: Int
+    private var arrived = 0
+    private var round = 0
+
+    init(parties: Int) {
+        self.parties = parties
+    }
+
+    @discardableResult
+    func arrive(timeout: TimeInterval = 60) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let current = round
+        arrived += 1
+        if arrived == parties {
+            arrived = 0
+            round += 1
+            condition.broadcast()
+            return true
+        }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while round == current {
+            if !condition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+}
