@@ -79,8 +79,17 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
 
     /// An automaton whose transitions may start effects, fed by `input` and by `send(_:)`.
     ///
-    /// - Parameter strategy: `.merge` (every effect runs until it ends) or `.latest` (a successful
-    ///   input replaces the effect previously started at its level).
+    /// - Parameters:
+    ///   - state: the initial state, the value of `state` until the first successful input.
+    ///   - input: the outside inputs, observed from now on, queued with those sent by `send(_:)`. When
+    ///     it completes, outside inputs stop and `replies` completes once the last effect has ended;
+    ///     when it is interrupted, running effects are disposed and `replies` is interrupted.
+    ///   - mapping: the next state and the effect to start (`.empty` for none), or `nil` if the input
+    ///     does not apply in that state. Called exactly once per input, on the processing thread, with
+    ///     no lock held: it must be pure and only build the effect, which the automaton starts after
+    ///     the transition.
+    ///   - strategy: `.merge` (every effect runs until it ends) or `.latest` (a successful
+    ///     input replaces the effect previously started at its level).
     @inlinable
     public convenience init(
         state: State,

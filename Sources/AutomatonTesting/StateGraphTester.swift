@@ -53,10 +53,13 @@ public final class StateGraphTester<State: Hashable & Sendable, Input: Equatable
     /// and checks every reply against the graph (see the type's documentation).
     ///
     /// - Parameters:
-    ///   - runningEffectsFor: how far to advance the virtual clock after each input, so that effects
-    ///     run; `nil` (the default) never advances it and follows each path exactly.
+    ///   - paths: the paths to replay, in order; `nil` (the default) replays the graph's
+    ///     `edgeCoveringPaths`.
+    ///   - duration: how far to advance the virtual clock after each input (`runningEffectsFor:`), so
+    ///     that effects run; `nil` (the default) never advances it and follows each path exactly.
     ///   - checkingRejections: without running effects, also send each input the graph says a state
     ///     rejects, the first time a path reaches that state, and expect a failure.
+    ///   - sourceLocation: where failures are reported; the call's location by default.
     /// - Returns: whether every path agreed with the graph.
     @discardableResult
     public func replay(

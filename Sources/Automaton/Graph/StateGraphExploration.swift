@@ -16,12 +16,15 @@ extension StateGraph {
     /// effects would perform them during exploration.
     ///
     /// - Parameters:
+    ///   - initialState: the state exploration starts from, the graph's `initialState`.
     ///   - inputs: the alphabet, in the order edges and exports list them. It may hold sample values of
     ///     inputs with associated values (`.opened(session: "s1")`); inputs are told apart by position.
     ///   - stateLimit: the most states to record (at least 1). When exploration finds more, it records
     ///     the first `stateLimit`, leaves out the transitions to the others, explores the recorded
     ///     ones fully, and sets `reachedStateLimit`. Time and memory are proportional to
     ///     `min(reachable states, stateLimit) × inputs.count`.
+    ///   - mapping: the next state and the effect, or `nil` if the input does not apply; called once
+    ///     per recorded state and input, on the calling thread. The effects are never started.
     public init(
         from initialState: State,
         inputs: [Input],
