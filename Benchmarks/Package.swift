@@ -17,7 +17,7 @@ func rootAutomatonSources(
     let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
     return files.contains { file in
         guard file.hasSuffix(".swift"),
-              let text = try? String(contentsOfFile: directory + "/" + file, encoding: .utf8)
+            let text = try? String(contentsOfFile: directory + "/" + file, encoding: .utf8)
         else { return false }
         return needles.contains { text.contains($0) }
     }
@@ -25,12 +25,16 @@ func rootAutomatonSources(
 
 let automatonEngine = rootAutomatonSources(
     contain: ["public final class Automaton<", "public final class Automaton "], unlessForcedBy: "AUTOMATON_ENGINE")
-let automatonDSL = automatonEngine && rootAutomatonSources(
-    contain: ["public func reduce"], unlessForcedBy: "AUTOMATON_DSL")
+let automatonDSL =
+    automatonEngine
+    && rootAutomatonSources(
+        contain: ["public func reduce"], unlessForcedBy: "AUTOMATON_DSL")
 // And the state-graph exploration needs `StateGraph` (a file under ../Sources/Automaton/Graph declaring
 // it); AUTOMATON_GRAPH=1 or =0 forces that choice.
-let automatonGraph = automatonEngine && rootAutomatonSources(
-    in: "/../Sources/Automaton/Graph", contain: ["public struct StateGraph<"], unlessForcedBy: "AUTOMATON_GRAPH")
+let automatonGraph =
+    automatonEngine
+    && rootAutomatonSources(
+        in: "/../Sources/Automaton/Graph", contain: ["public struct StateGraph<"], unlessForcedBy: "AUTOMATON_GRAPH")
 
 // The benchmark package: a separate package so that only it depends on other packages (OpenCombine as
 // the peer). It depends on the root package by path; the hot loops live in `SignalsBenchmarks`, so the

@@ -274,7 +274,8 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             effectEventsCore.send(.value(EffectEvent(id: record.id, key: record.key, kind: .ended)))
             if let next {
                 let successor = next.record
-                effectEventsCore.send(.value(EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input))))
+                effectEventsCore.send(
+                    .value(EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input))))
             }
             finishEmitting()
         }
@@ -360,13 +361,15 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         let claimed = machine.withCriticalRegion { machine -> Bool in
             if machine.claimEmitter() { return true }
             for effect in effects {
-                machine.queue(.value(EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))))
+                machine.queue(
+                    .value(EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))))
             }
             return false
         }
         if claimed {
             for effect in effects {
-                effectEventsCore.send(.value(EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))))
+                effectEventsCore.send(
+                    .value(EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))))
             }
             finishEmitting()
         }

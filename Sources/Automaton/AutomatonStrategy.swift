@@ -31,7 +31,8 @@ public struct AutomatonStrategy: Hashable, Sendable, CustomStringConvertible {
     /// Not an automaton strategy: effects are not queued one after another.
     @available(
         *, unavailable,
-        message: "an automaton runs effects under .merge or .latest; to run effects one after another, chain them in one effect with `then(_:)` or `concat`"
+        message:
+            "an automaton runs effects under .merge or .latest; to run effects one after another, chain them in one effect with `then(_:)` or `concat`"
     )
     public static var concat: AutomatonStrategy { .merge }
 

@@ -64,7 +64,10 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
     @usableFromInline @exclusivity(unchecked) var nextOfKey: Record?
 
     @inlinable
-    init(engine: AutomatonEngine<State, Input>, effect: SignalProducer<Input, Never>, key: EffectKey?, policy: EffectPolicy?) {
+    init(
+        engine: AutomatonEngine<State, Input>, effect: SignalProducer<Input, Never>, key: EffectKey?,
+        policy: EffectPolicy?
+    ) {
         self.engine = engine
         self.effect = effect
         self.key = key

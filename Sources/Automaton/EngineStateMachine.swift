@@ -375,7 +375,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                         tracked.append(record)
                         runningEffects += 1
                         waitingEffects += 1
-                        groups[key, default: KeyGroup()].waiting.append(WaitingEffect(record: record, input: pending.input))
+                        groups[key, default: KeyGroup()].waiting.append(
+                            WaitingEffect(record: record, input: pending.input))
                         decision = .wait
                     } else {
                         decision = startKeyed(record, key: key)
@@ -422,7 +423,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     /// Cancels every running and waiting effect of `key` (and what they started), collecting them.
     @inlinable
-    mutating func cancelGroup(_ key: EffectKey, into cancelled: inout CancelledEffects<State, Input>, byCancelRow: Bool) {
+    mutating func cancelGroup(_ key: EffectKey, into cancelled: inout CancelledEffects<State, Input>, byCancelRow: Bool)
+    {
         guard var group = groups.removeValue(forKey: key) else { return }
         var current = group.firstRunning
         group.firstRunning = nil
@@ -449,7 +451,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// effect that has ended (and is only kept for its queued inputs, now dropped) was reported ended
     /// and its lifetime has ended: it is not reported again.
     @inlinable
-    mutating func cancelChain(from first: Record, into cancelled: inout CancelledEffects<State, Input>, byCancelRow: Bool) {
+    mutating func cancelChain(
+        from first: Record, into cancelled: inout CancelledEffects<State, Input>, byCancelRow: Bool
+    ) {
         var current: Record? = first
         while let record = current, record.isTracked {
             current = record.latestChild
@@ -496,7 +500,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// still running (then the caller ends its lifetime and reports it), the effect of its key that
     /// may now start (`.queue`), and whether the replies should now complete.
     @inlinable
-    mutating func effectEnded(_ record: Record) -> (ended: Bool, next: WaitingEffect<State, Input>?, completeReplies: Bool) {
+    mutating func effectEnded(_ record: Record) -> (
+        ended: Bool, next: WaitingEffect<State, Input>?, completeReplies: Bool
+    ) {
         guard record.isTracked, !record.hasEnded, !record.isWaiting else { return (false, nil, false) }
         record.hasEnded = true
         runningEffects -= 1

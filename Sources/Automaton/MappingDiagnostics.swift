@@ -4,7 +4,8 @@
 /// A mis-ordered row, `fromState => toState | input`: the input comes first.
 @available(
     *, unavailable,
-    message: "write the input first: `input | fromState => toState | effect`, for example `.login | .loggedOut => .loggingIn | loginOK`"
+    message:
+        "write the input first: `input | fromState => toState | effect`, for example `.login | .loggedOut => .loggingIn | loginOK`"
 )
 public func | <State: Sendable, Input: Sendable>(
     transition: Transition<State>,
@@ -16,7 +17,8 @@ public func | <State: Sendable, Input: Sendable>(
 /// A row without `=>`, `input | fromState | toState`: the from-state and the to-state are joined by `=>`.
 @available(
     *, unavailable,
-    message: "join the from-state and the to-state with `=>`: `input | fromState => toState | effect`, for example `.login | .loggedOut => .loggingIn | loginOK`"
+    message:
+        "join the from-state and the to-state with `=>`: `input | fromState => toState | effect`, for example `.login | .loggedOut => .loggingIn | loginOK`"
 )
 public func | <State: Sendable, Input: Sendable>(
     input: Input,
@@ -28,7 +30,8 @@ public func | <State: Sendable, Input: Sendable>(
 /// The second half of a row without `=>`, `input | fromState | toState`.
 @available(
     *, unavailable,
-    message: "join the from-state and the to-state with `=>`: `input | fromState => toState | effect`, for example `.login | .loggedOut => .loggingIn | loginOK`"
+    message:
+        "join the from-state and the to-state with `=>`: `input | fromState => toState | effect`, for example `.login | .loggedOut => .loggingIn | loginOK`"
 )
 public func | <State: Sendable, Input: Sendable>(
     row: MappingRow<State, Input>,
@@ -40,7 +43,8 @@ public func | <State: Sendable, Input: Sendable>(
 /// An effect that can fail: effects are `SignalProducer<Input, Never>`.
 @available(
     *, unavailable,
-    message: "an effect cannot fail: handle its error first, for example `effect.flatMapError { _ in SignalProducer(value: .failed) }` to turn it into an input, or `effect.flatMapError { _ in .empty }` to ignore it"
+    message:
+        "an effect cannot fail: handle its error first, for example `effect.flatMapError { _ in SignalProducer(value: .failed) }` to turn it into an input, or `effect.flatMapError { _ in .empty }` to ignore it"
 )
 public func | <State: Sendable, Input: Sendable, Failure: Error>(
     row: MappingRow<State, Input>,
@@ -52,7 +56,8 @@ public func | <State: Sendable, Input: Sendable, Failure: Error>(
 /// An effect that can fail, in a mapping (`[Automaton<State, Input>.EffectMapping]`).
 @available(
     *, unavailable,
-    message: "an effect cannot fail: handle its error first, for example `effect.flatMapError { _ in SignalProducer(value: .failed) }` to turn it into an input, or `effect.flatMapError { _ in .empty }` to ignore it"
+    message:
+        "an effect cannot fail: handle its error first, for example `effect.flatMapError { _ in SignalProducer(value: .failed) }` to turn it into an input, or `effect.flatMapError { _ in .empty }` to ignore it"
 )
 public func | <State: Sendable, Input: Sendable, Failure: Error>(
     mapping: @escaping Automaton<State, Input>.Mapping,

@@ -121,7 +121,8 @@ struct MappingKeyIndexing<State: Sendable, Input: Sendable>: Sendable {
     /// The position of an input among `keys`.
     @usableFromInline let find: @Sendable (_ keys: [Input], _ input: Input) -> Int?
     /// The function that calls `groups[i]` for an input equal to `keys[i]`, `others` for the rest.
-    @usableFromInline let dispatch: @Sendable (_ keys: [Input], _ groups: [Decide], _ others: @escaping Decide) -> Decide
+    @usableFromInline let dispatch:
+        @Sendable (_ keys: [Input], _ groups: [Decide], _ others: @escaping Decide) -> Decide
 
     @inlinable
     init() where Input: Equatable {

@@ -39,17 +39,19 @@ func runAppLauncherDemo() -> Bool {
         print("   (clearing authentication, showing the login screen)")
     }
 
-    let automaton = Automaton<LauncherState, LauncherInput>(state: .uninitialized, table: [
-        /* Input        |      from             to       |   effect    */
-        .initialize     | .uninitialized => .initialized | initialize,
-        .upgrade        | .initialized   => .upgrading   | upgrade,
-        .indexDatabase  | .initialized   => .indexing    | indexDatabase,
-        .indexDatabase  | .upgrading     => .indexing    | indexDatabase,
-        .logIn          | .indexing      => .loggedIn    | logIn,
-        .logIn          | .loggedOut     => .loggedIn    | logIn,
-        .logOut         | .indexing      => .loggedOut   | logOut,
-        .logOut         | .loggedIn      => .loggedOut   | logOut,
-    ])
+    let automaton = Automaton<LauncherState, LauncherInput>(
+        state: .uninitialized,
+        table: [
+            /* Input        |      from             to       |   effect    */
+            .initialize | .uninitialized => .initialized | initialize,
+            .upgrade | .initialized => .upgrading | upgrade,
+            .indexDatabase | .initialized => .indexing | indexDatabase,
+            .indexDatabase | .upgrading => .indexing | indexDatabase,
+            .logIn | .indexing => .loggedIn | logIn,
+            .logIn | .loggedOut => .loggedIn | logIn,
+            .logOut | .indexing => .loggedOut | logOut,
+            .logOut | .loggedIn => .loggedOut | logOut,
+        ])
 
     return play(
         "launcher",

@@ -1,7 +1,6 @@
 import Automaton
 import Dispatch
 
-
 /// Plays one scenario: schedules the script on `scheduler`, logs each reply (one timestamped line per
 /// reply, through `logEvents`), waits until as many replies as expected have arrived (at most `timeout`), then
 /// compares the final state and the replies with the expectation.

@@ -17,14 +17,18 @@ enum TrafficLight: String, Sendable, Equatable, CustomStringConvertible {
 @Sendable
 func runTrafficLightDemo() -> Bool {
     let scheduler = QueueScheduler(label: "demo.traffic-light")
-    let automaton = Automaton<TrafficLight, TrafficLight>(state: .red, table: [
-        any | { light, target in light.shouldTransition(to: target) ? target : nil },
-    ])
+    let automaton = Automaton<TrafficLight, TrafficLight>(
+        state: .red,
+        table: [
+            any | { light, target in light.shouldTransition(to: target) ? target : nil }
+        ])
     return play(
         "traffic light",
         automaton: automaton,
         scheduler: scheduler,
-        script: [(.zero, .green), (.milliseconds(50), .red), (.milliseconds(100), .yellow), (.milliseconds(150), .red)],
+        script: [
+            (.zero, .green), (.milliseconds(50), .red), (.milliseconds(100), .yellow), (.milliseconds(150), .red),
+        ],
         expectedReplies: [
             "success(green, red => green)",
             "failure(red, green)",
@@ -75,13 +79,15 @@ func runConnectionDemo() -> Bool {
         SignalProducer(value: attempt == 1 ? .dropped : .opened(session: "s\(attempt)"))
             .delay(.milliseconds(50), on: scheduler)
     }
-    let automaton = Automaton<ConnectionState, ConnectionInput>(state: .idle, strategy: .latest, table: [
-        .connect  | .idle => .connecting(attempt: 1)                                      | connect(1),
-        \.session | { state, session in state.attempt.map { _ in .connected(session: session) } },
-        .dropped  | { state, _ in state.attempt.map { .failed(attempt: $0) } },
-        .retry    | { state, _ in state.failedAttempt.map { .connecting(attempt: $0 + 1) } }
-                  | { state, _ in connect((state.failedAttempt ?? 0) + 1) },
-    ])
+    let automaton = Automaton<ConnectionState, ConnectionInput>(
+        state: .idle, strategy: .latest,
+        table: [
+            .connect | .idle => .connecting(attempt: 1) | connect(1),
+            \.session | { state, session in state.attempt.map { _ in .connected(session: session) } },
+            .dropped | { state, _ in state.attempt.map { .failed(attempt: $0) } },
+            .retry | { state, _ in state.failedAttempt.map { .connecting(attempt: $0 + 1) } }
+                | { state, _ in connect((state.failedAttempt ?? 0) + 1) },
+        ])
     return play(
         "connection",
         automaton: automaton,

@@ -27,14 +27,16 @@ func runKeyedEffectDemo() -> Bool {
     func after(_ milliseconds: Int, send input: LinkInput) -> SignalProducer<LinkInput, Never> {
         SignalProducer(value: input).delay(.milliseconds(milliseconds), on: scheduler)
     }
-    let automaton = Automaton<LinkState, LinkInput>(state: .disconnected, strategy: .latest, table: [
-        .connect      | .disconnected => .connecting   | after(50, send: .failed).keyed(LinkKey.attempt),
-        .failed       | .connecting   => .backingOff   | after(150, send: .retry).keyed(LinkKey.backOff),
-        .retry        | .backingOff   => .connecting   | after(50, send: .connected).keyed(LinkKey.attempt),
-        .connected    | .connecting   => .connected,
-        .foregrounded | { $0 },
-        .disconnect   | any           => .disconnected | .cancel(LinkKey.attempt, LinkKey.backOff),
-    ])
+    let automaton = Automaton<LinkState, LinkInput>(
+        state: .disconnected, strategy: .latest,
+        table: [
+            .connect | .disconnected => .connecting | after(50, send: .failed).keyed(LinkKey.attempt),
+            .failed | .connecting => .backingOff | after(150, send: .retry).keyed(LinkKey.backOff),
+            .retry | .backingOff => .connecting | after(50, send: .connected).keyed(LinkKey.attempt),
+            .connected | .connecting => .connected,
+            .foregrounded | { $0 },
+            .disconnect | any => .disconnected | .cancel(LinkKey.attempt, LinkKey.backOff),
+        ])
 
     let expectedEvents = [
         "effect 0 [attempt] started by connect",
@@ -61,7 +63,7 @@ func runKeyedEffectDemo() -> Bool {
         automaton: automaton,
         scheduler: scheduler,
         script: [
-            (.milliseconds(0), .connect),         // fails at 50 ms: back off until 200 ms
+            (.milliseconds(0), .connect),  // fails at 50 ms: back off until 200 ms
             (.milliseconds(100), .foregrounded),  // unrelated: the keyed timer goes on
         ],
         expectedReplies: [

@@ -20,14 +20,16 @@ func makeLoginAutomaton(scheduler: some TimeScheduler) -> Automaton<LoginState, 
     let forceLogoutOK = after(150, send: .logoutOK)
     let canForceLogout: @Sendable (LoginState) -> Bool = { [.loggingIn, .loggedIn].contains($0) }
 
-    return Automaton(state: .loggedOut, strategy: .latest, table: [
-        /*  Input      |   fromState => toState         |  Effect        */
-        .login       | .loggedOut     => .loggingIn     | loginOK,
-        .loginOK     | .loggingIn     => .loggedIn,
-        .logout      | .loggedIn      => .loggingOut    | logoutOK,
-        .logoutOK    | .loggingOut    => .loggedOut,
-        .forceLogout | canForceLogout => .loggingOut    | forceLogoutOK,
-    ])
+    return Automaton(
+        state: .loggedOut, strategy: .latest,
+        table: [
+            /*  Input      |   fromState => toState         |  Effect        */
+            .login | .loggedOut => .loggingIn | loginOK,
+            .loginOK | .loggingIn => .loggedIn,
+            .logout | .loggedIn => .loggingOut | logoutOK,
+            .logoutOK | .loggingOut => .loggedOut,
+            .forceLogout | canForceLogout => .loggingOut | forceLogoutOK,
+        ])
 }
 
 /// The login machine's state graph, explored from a fresh automaton (no effect is started).
@@ -47,11 +49,11 @@ func runLoginDemo() -> Bool {
         automaton: automaton,
         scheduler: scheduler,
         script: [
-            (.milliseconds(0), .login),         // loginOK at 100
-            (.milliseconds(200), .logout),      // logoutOK at 300
-            (.milliseconds(400), .login),       // loginOK would come at 500...
-            (.milliseconds(450), .forceLogout), // ...but forceLogout replaces it; logoutOK at 600
-            (.milliseconds(700), .loginOK),     // too late, and from outside: a failure
+            (.milliseconds(0), .login),  // loginOK at 100
+            (.milliseconds(200), .logout),  // logoutOK at 300
+            (.milliseconds(400), .login),  // loginOK would come at 500...
+            (.milliseconds(450), .forceLogout),  // ...but forceLogout replaces it; logoutOK at 600
+            (.milliseconds(700), .loginOK),  // too late, and from outside: a failure
         ],
         expectedReplies: [
             "success(login, loggedOut => loggingIn)",

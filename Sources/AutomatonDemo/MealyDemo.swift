@@ -41,23 +41,25 @@ func postpone(_ output: PlaybackInput) -> SignalProducer<PlaybackInput, Never> {
 @Sendable
 func runMealyDemo() -> Bool {
     let scheduler = QueueScheduler(label: "demo.mealy")
-    let automaton = Automaton<Playback, PlaybackInput>(state: Playback(), table: [
-        \.selected    | { _, video in Playback(video: video, isLoading: true) }
-                      | { _, input in postpone(.loaded(input.selected ?? "")) },
-        \.loadedVideo | { state, video in video == state.video ? Playback(video: video) : nil }
-                      | postpone(.play),
-        .play         | { state, _ in
-                            state.isLoading || state.video == nil ? nil : Playback(video: state.video, isPlaying: true)
-                        },
-        .pause        | { state, _ in Playback(video: state.video, isLoading: state.isLoading) },
-        any           | { state, _ in state },
-    ])
+    let automaton = Automaton<Playback, PlaybackInput>(
+        state: Playback(),
+        table: [
+            \.selected | { _, video in Playback(video: video, isLoading: true) }
+                | { _, input in postpone(.loaded(input.selected ?? "")) },
+            \.loadedVideo | { state, video in video == state.video ? Playback(video: video) : nil }
+                | postpone(.play),
+            .play | { state, _ in
+                state.isLoading || state.video == nil ? nil : Playback(video: state.video, isPlaying: true)
+            },
+            .pause | { state, _ in Playback(video: state.video, isLoading: state.isLoading) },
+            any | { state, _ in state },
+        ])
     return play(
         "player",
         automaton: automaton,
         scheduler: scheduler,
         script: [
-            (.milliseconds(0), .play),              // nothing selected: kept as is, no output
+            (.milliseconds(0), .play),  // nothing selected: kept as is, no output
             (.milliseconds(50), .select("intro")),  // outputs loaded(intro), which outputs play
             (.milliseconds(100), .pause),
         ],

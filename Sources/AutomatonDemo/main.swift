@@ -8,10 +8,11 @@
 
 import Automaton
 import Dispatch
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 switch CommandLine.arguments.dropFirst().first {
@@ -31,7 +32,10 @@ case let argument?:
 
 let scenarios: [(name: String, run: @Sendable () -> Bool)] = [
     ("RxAutomaton login / logout, with forceLogout racing a pending loginOK (.latest)", runLoginDemo),
-    ("Stated AppLauncher: uninitialized → initialized → upgrading → indexing → loggedIn → loggedOut", runAppLauncherDemo),
+    (
+        "Stated AppLauncher: uninitialized → initialized → upgrading → indexing → loggedIn → loggedOut",
+        runAppLauncherDemo
+    ),
     ("Gauntlet traffic light: the inputs are target states, validated by shouldTransition(to:)", runTrafficLightDemo),
     ("A connection with associated values: a dropped attempt n is retried as attempt n + 1", runConnectionDemo),
     ("Keyed effects: a back-off timer survives an unrelated input under .latest, and fires", runKeyedEffectDemo),

@@ -160,7 +160,9 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
         var expectedIndex = 0
         var actualIndex = 0
         while expectedIndex < expected.count || actualIndex < actual.count {
-            if expectedIndex < expected.count, actualIndex < actual.count, expected[expectedIndex] == actual[actualIndex] {
+            if expectedIndex < expected.count, actualIndex < actual.count,
+                expected[expectedIndex] == actual[actualIndex]
+            {
                 lines.append("  \(actual[actualIndex])")
                 expectedIndex += 1
                 actualIndex += 1
@@ -182,7 +184,9 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
 ///
 /// Effect steps name what happened and the effect's key, not its number, so a test reads as the
 /// story of the machine.
-public struct Step<State: Sendable & Equatable, Input: Sendable & Equatable>: Sendable, Equatable, CustomStringConvertible {
+public struct Step<State: Sendable & Equatable, Input: Sendable & Equatable>: Sendable, Equatable,
+    CustomStringConvertible
+{
     @usableFromInline
     enum Kind: Sendable, Equatable {
         case reply(Reply<State, Input>)

@@ -44,7 +44,8 @@ public final class StateGraphTester<State: Hashable & Sendable, Input: Equatable
 
     /// A tester of the automata `makeAutomaton` builds (one per path, given the path's fresh virtual
     /// clock) against `graph`.
-    public init(_ graph: StateGraph<State, Input>, makeAutomaton: @escaping (TestScheduler) -> Automaton<State, Input>) {
+    public init(_ graph: StateGraph<State, Input>, makeAutomaton: @escaping (TestScheduler) -> Automaton<State, Input>)
+    {
         self.graph = graph
         self.makeAutomaton = makeAutomaton
     }
@@ -91,7 +92,9 @@ public final class StateGraphTester<State: Hashable & Sendable, Input: Equatable
     // MARK: Replays
 
     /// Follows `path` exactly, the clock standing still. Returns what went wrong, if anything.
-    private func replayExactly(_ path: StateGraph<State, Input>.Path, checkingRejections: Bool, checked: inout Set<Int>) -> String? {
+    private func replayExactly(_ path: StateGraph<State, Input>.Path, checkingRejections: Bool, checked: inout Set<Int>)
+        -> String?
+    {
         let scheduler = TestScheduler()
         let automaton = makeAutomaton(scheduler)
         let replies = record(automaton)
@@ -138,7 +141,8 @@ public final class StateGraphTester<State: Hashable & Sendable, Input: Equatable
 
     /// Sends the inputs of `path` in order, letting effects run, and checks every reply against the
     /// graph. Returns what went wrong, if anything.
-    private func replayRunningEffects(_ path: StateGraph<State, Input>.Path, advancingBy duration: Duration) -> String? {
+    private func replayRunningEffects(_ path: StateGraph<State, Input>.Path, advancingBy duration: Duration) -> String?
+    {
         let scheduler = TestScheduler()
         let automaton = makeAutomaton(scheduler)
         let replies = record(automaton)

@@ -1,26 +1,26 @@
-#if canImport(os)
-import os
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#elseif canImport(WinSDK)
-import WinSDK
-#endif
-
 import SignalsAtomics
 
 #if canImport(os)
-@usableFromInline typealias LockPrimitive = os_unfair_lock
+    import os
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Android)
+    import Android
 #elseif canImport(WinSDK)
-@usableFromInline typealias LockPrimitive = SRWLOCK
+    import WinSDK
+#endif
+
+#if canImport(os)
+    @usableFromInline typealias LockPrimitive = os_unfair_lock
+#elseif canImport(WinSDK)
+    @usableFromInline typealias LockPrimitive = SRWLOCK
 #elseif os(Linux)
-/// A futex word (see `SignalsLock.h`): one atomic operation to lock or unlock when uncontended.
-@usableFromInline typealias LockPrimitive = UInt32
+    /// A futex word (see `SignalsLock.h`): one atomic operation to lock or unlock when uncontended.
+    @usableFromInline typealias LockPrimitive = UInt32
 #else
-@usableFromInline typealias LockPrimitive = pthread_mutex_t
+    @usableFromInline typealias LockPrimitive = pthread_mutex_t
 #endif
 
 /// One allocation holding a value and the platform lock that guards it (`os_unfair_lock` on Apple
@@ -35,16 +35,16 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
         let storage = unsafeDowncast(buffer, to: LockStorage<Value>.self)
         storage.withUnsafeMutablePointerToElements { primitive in
             #if canImport(os)
-            primitive.initialize(to: os_unfair_lock())
+                primitive.initialize(to: os_unfair_lock())
             #elseif canImport(WinSDK)
-            InitializeSRWLock(primitive)
+                InitializeSRWLock(primitive)
             #elseif os(Linux)
-            primitive.initialize(to: 0)
-            signals_lock_init(primitive)
+                primitive.initialize(to: 0)
+                signals_lock_init(primitive)
             #else
-            primitive.initialize(to: pthread_mutex_t())
-            let result = pthread_mutex_init(primitive, nil)
-            precondition(result == 0, "Internal inconsistency: pthread_mutex_init failed with \(result)")
+                primitive.initialize(to: pthread_mutex_t())
+                let result = pthread_mutex_init(primitive, nil)
+                precondition(result == 0, "Internal inconsistency: pthread_mutex_init failed with \(result)")
             #endif
         }
         return storage
@@ -53,7 +53,7 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
     deinit {
         withUnsafeMutablePointerToElements { primitive in
             #if !canImport(os) && !canImport(WinSDK) && !os(Linux)
-            _ = pthread_mutex_destroy(primitive)
+                _ = pthread_mutex_destroy(primitive)
             #endif
             _ = primitive.deinitialize(count: 1)
         }
@@ -63,13 +63,13 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
     func lock() {
         withUnsafeMutablePointerToElements { primitive in
             #if canImport(os)
-            os_unfair_lock_lock(primitive)
+                os_unfair_lock_lock(primitive)
             #elseif canImport(WinSDK)
-            AcquireSRWLockExclusive(primitive)
+                AcquireSRWLockExclusive(primitive)
             #elseif os(Linux)
-            signals_lock_lock(primitive)
+                signals_lock_lock(primitive)
             #else
-            _ = pthread_mutex_lock(primitive)
+                _ = pthread_mutex_lock(primitive)
             #endif
         }
     }
@@ -78,13 +78,13 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
     func unlock() {
         withUnsafeMutablePointerToElements { primitive in
             #if canImport(os)
-            os_unfair_lock_unlock(primitive)
+                os_unfair_lock_unlock(primitive)
             #elseif canImport(WinSDK)
-            ReleaseSRWLockExclusive(primitive)
+                ReleaseSRWLockExclusive(primitive)
             #elseif os(Linux)
-            signals_lock_unlock(primitive)
+                signals_lock_unlock(primitive)
             #else
-            _ = pthread_mutex_unlock(primitive)
+                _ = pthread_mutex_unlock(primitive)
             #endif
         }
     }
@@ -184,17 +184,17 @@ package struct Locked<State> {
     package func withCriticalRegion<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { state, primitive in
             #if canImport(os)
-            os_unfair_lock_lock(primitive)
-            defer { os_unfair_lock_unlock(primitive) }
+                os_unfair_lock_lock(primitive)
+                defer { os_unfair_lock_unlock(primitive) }
             #elseif canImport(WinSDK)
-            AcquireSRWLockExclusive(primitive)
-            defer { ReleaseSRWLockExclusive(primitive) }
+                AcquireSRWLockExclusive(primitive)
+                defer { ReleaseSRWLockExclusive(primitive) }
             #elseif os(Linux)
-            signals_lock_lock(primitive)
-            defer { signals_lock_unlock(primitive) }
+                signals_lock_lock(primitive)
+                defer { signals_lock_unlock(primitive) }
             #else
-            _ = pthread_mutex_lock(primitive)
-            defer { pthread_mutex_unlock(primitive) }
+                _ = pthread_mutex_lock(primitive)
+                defer { pthread_mutex_unlock(primitive) }
             #endif
             return try body(&state.pointee)
         }

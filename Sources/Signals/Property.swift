@@ -27,11 +27,13 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     /// once the change signal has completed.
     @inlinable
     package func set(_ newValue: Value) {
-        signal.core.send(.value(newValue), if: {
-            current = newValue
-            version &+= 1
-            return true
-        })
+        signal.core.send(
+            .value(newValue),
+            if: {
+                current = newValue
+                version &+= 1
+                return true
+            })
     }
 
     /// Changes the value with `action`, run with no lock held; retried if another writer changed the
@@ -43,13 +45,15 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
             let result = try action(&updated)
             let newValue = updated
             var committed = false
-            signal.core.send(.value(newValue), if: {
-                guard version == snapshotVersion else { return false }
-                current = newValue
-                version &+= 1
-                committed = true
-                return true
-            })
+            signal.core.send(
+                .value(newValue),
+                if: {
+                    guard version == snapshotVersion else { return false }
+                    current = newValue
+                    version &+= 1
+                    committed = true
+                    return true
+                })
             if committed || signal.core.hasTerminated { return result }
         }
     }

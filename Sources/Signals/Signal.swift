@@ -101,41 +101,46 @@ extension Signal {
     /// Observes values only; terminal events are ignored. See `observe(_:)`.
     @inlinable @discardableResult
     public func observeValues(_ action: @escaping @Sendable (Value) -> Void) -> Disposable {
-        observe(Observer { event in
-            if case let .value(value) = event { action(value) }
-        })
+        observe(
+            Observer { event in
+                if case let .value(value) = event { action(value) }
+            })
     }
 
     /// Observes successful completion only. See `observe(_:)`.
     @inlinable @discardableResult
     public func observeCompleted(_ action: @escaping @Sendable () -> Void) -> Disposable {
-        observe(Observer { event in
-            if case .completed = event { action() }
-        })
+        observe(
+            Observer { event in
+                if case .completed = event { action() }
+            })
     }
 
     /// Observes failure only. See `observe(_:)`.
     @inlinable @discardableResult
     public func observeFailed(_ action: @escaping @Sendable (Error) -> Void) -> Disposable {
-        observe(Observer { event in
-            if case let .failed(error) = event { action(error) }
-        })
+        observe(
+            Observer { event in
+                if case let .failed(error) = event { action(error) }
+            })
     }
 
     /// Observes interruption only. See `observe(_:)`.
     @inlinable @discardableResult
     public func observeInterrupted(_ action: @escaping @Sendable () -> Void) -> Disposable {
-        observe(Observer { event in
-            if case .interrupted = event { action() }
-        })
+        observe(
+            Observer { event in
+                if case .interrupted = event { action() }
+            })
     }
 
     /// Observes the end of the stream, however it ends (failed, completed or interrupted).
     @inlinable @discardableResult
     public func observeTerminated(_ action: @escaping @Sendable () -> Void) -> Disposable {
-        observe(Observer { event in
-            if event.isTerminating { action() }
-        })
+        observe(
+            Observer { event in
+                if event.isTerminating { action() }
+            })
     }
 }
 

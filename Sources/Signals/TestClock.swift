@@ -189,7 +189,11 @@ final class TestClockSleepers: Sendable {
     var count: Counts { state.withCriticalRegion { $0.counts } }
 
     func fellAsleep() { update { $0.asleep += 1 } }
-    func woke() { update { $0.asleep -= 1; $0.wokenNotReturned += 1 } }
+    func woke() {
+        update {
+            $0.asleep -= 1; $0.wokenNotReturned += 1
+        }
+    }
     /// A sleep cancelled: it never counts as woken.
     func cancelled() { update { $0.asleep -= 1 } }
     /// A woken sleep has returned (a cancelled one throws and never calls this).

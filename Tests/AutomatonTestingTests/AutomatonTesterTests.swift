@@ -17,21 +17,25 @@ private enum Keys: Hashable, Sendable {
 
 /// A connection manager: connecting and backing off are keyed effects; `.disconnect` cancels both;
 /// `.foregrounded` is an unrelated input.
-private func makeConnectionManager(scheduler: TestScheduler, connectSucceeds: Bool = true) -> Automaton<Connection, Event> {
+private func makeConnectionManager(scheduler: TestScheduler, connectSucceeds: Bool = true) -> Automaton<
+    Connection, Event
+> {
     let connect = SignalProducer<Event, Never>(value: connectSucceeds ? .connected : .failed)
         .delay(.seconds(1), on: scheduler)
     let backOff = SignalProducer<Event, Never>(value: .retry).delay(.seconds(30), on: scheduler)
-    return Automaton(state: .disconnected, mapping: { (state: Connection, event: Event) in
-        switch (state, event) {
-        case (.disconnected, .connect), (.backingOff, .retry):
-            return (.connecting, connect.keyed(Keys.connection))
-        case (.connecting, .connected): return (.connected, .empty)
-        case (.connecting, .failed): return (.backingOff, backOff.keyed(Keys.backOff))
-        case (_, .disconnect): return (.disconnected, .cancel(Keys.connection, Keys.backOff))
-        case (_, .foregrounded): return (state, .empty)
-        default: return nil
-        }
-    }, strategy: .latest)
+    return Automaton(
+        state: .disconnected,
+        mapping: { (state: Connection, event: Event) in
+            switch (state, event) {
+            case (.disconnected, .connect), (.backingOff, .retry):
+                return (.connecting, connect.keyed(Keys.connection))
+            case (.connecting, .connected): return (.connected, .empty)
+            case (.connecting, .failed): return (.backingOff, backOff.keyed(Keys.backOff))
+            case (_, .disconnect): return (.disconnected, .cancel(Keys.connection, Keys.backOff))
+            case (_, .foregrounded): return (state, .empty)
+            default: return nil
+            }
+        }, strategy: .latest)
 }
 
 private enum Poll: Sendable, Equatable, CustomStringConvertible {
@@ -47,12 +51,14 @@ private func makePoller(scheduler: TestScheduler) -> Automaton<Int, Poll> {
         lifetime.observeEnded { withExtendedLifetime(observer) {} }
     }
     let tick = SignalProducer<Poll, Never>.empty.delay(.seconds(1), on: scheduler)
-    return Automaton(state: 0, mapping: { (count: Int, input: Poll) in
-        switch input {
-        case .start: return (count, runs)
-        case .tick: return (count + 1, tick)
-        }
-    }, strategy: .latest)
+    return Automaton(
+        state: 0,
+        mapping: { (count: Int, input: Poll) in
+            switch input {
+            case .start: return (count, runs)
+            case .tick: return (count + 1, tick)
+            }
+        }, strategy: .latest)
 }
 
 @Suite("AutomatonTester: exhaustive automaton tests")
@@ -62,17 +68,19 @@ struct AutomatonTesterTests {
         let scheduler = TestScheduler()
         let tester = AutomatonTester(makeConnectionManager(scheduler: scheduler), scheduler: scheduler)
         tester.send(.connect)
-        #expect(tester.expect([
-            .success(.connect, .disconnected, .connecting),
-            .started(by: .connect, key: Keys.connection),
-        ]))
+        #expect(
+            tester.expect([
+                .success(.connect, .disconnected, .connecting),
+                .started(by: .connect, key: Keys.connection),
+            ]))
         tester.send(.foregrounded)
         tester.advance(by: .seconds(1))
-        #expect(tester.expect([
-            .success(.foregrounded, .connecting, .connecting),
-            .success(.connected, .connecting, .connected),
-            .ended(key: Keys.connection),
-        ]))
+        #expect(
+            tester.expect([
+                .success(.foregrounded, .connecting, .connecting),
+                .success(.connected, .connecting, .connected),
+                .ended(key: Keys.connection),
+            ]))
         #expect(tester.finish())
         #expect(tester.failures == [])
     }
@@ -89,15 +97,16 @@ struct AutomatonTesterTests {
                 .started(by: .connect, key: Keys.connection),
             ])
         }
-        #expect(tester.failures == [
-            """
-            the automaton did something else than expected
-            (− expected, + actual)
-              success(connect, disconnected => connecting)
-              effect [connection] started by connect
-            + success(foregrounded, connecting => connecting)
-            """,
-        ])
+        #expect(
+            tester.failures == [
+                """
+                the automaton did something else than expected
+                (− expected, + actual)
+                  success(connect, disconnected => connecting)
+                  effect [connection] started by connect
+                + success(foregrounded, connecting => connecting)
+                """
+            ])
         tester.send(.disconnect)
         tester.expect([
             .cancelled(.cancelled(by: .disconnect), key: Keys.connection),
@@ -133,7 +142,8 @@ struct AutomatonTesterTests {
     @Test("proves that .disconnect cancels the back-off timer and that .foregrounded does not")
     func disconnectCancelsBackOff() {
         let scheduler = TestScheduler()
-        let tester = AutomatonTester(makeConnectionManager(scheduler: scheduler, connectSucceeds: false), scheduler: scheduler)
+        let tester = AutomatonTester(
+            makeConnectionManager(scheduler: scheduler, connectSucceeds: false), scheduler: scheduler)
         tester.send(.connect)
         tester.advance(by: .seconds(1))
         tester.expect([
@@ -201,14 +211,15 @@ struct AutomatonTesterTests {
         withKnownIssue {
             tester.expect([.success(.tick, 1, 2), .started(by: .tick)])
         }
-        #expect(tester.failures == [
-            """
-            the automaton did something else than expected
-            (− expected, + actual)
-            − success(tick, 1 => 2)
-            − effect started by tick
-            """,
-        ])
+        #expect(
+            tester.failures == [
+                """
+                the automaton did something else than expected
+                (− expected, + actual)
+                − success(tick, 1 => 2)
+                − effect started by tick
+                """
+            ])
         #expect(tester.finish())
     }
 
@@ -238,13 +249,15 @@ struct TestRecorderTests {
     @Test("records a producer's events with the virtual time of each")
     func recordsTimedEvents() {
         let scheduler = TestScheduler()
-        let recorder = TestRecorder(starting: SignalProducer<Int, Never>(values: 1, 2).delay(.seconds(2), on: scheduler), scheduler: scheduler)
+        let recorder = TestRecorder(
+            starting: SignalProducer<Int, Never>(values: 1, 2).delay(.seconds(2), on: scheduler), scheduler: scheduler)
         scheduler.run()
-        #expect(recorder.timedEvents == [
-            RecordedEvent(.value(1), at: .seconds(2)),
-            RecordedEvent(.value(2), at: .seconds(2)),
-            RecordedEvent(.completed, at: .seconds(2)),
-        ])
+        #expect(
+            recorder.timedEvents == [
+                RecordedEvent(.value(1), at: .seconds(2)),
+                RecordedEvent(.value(2), at: .seconds(2)),
+                RecordedEvent(.completed, at: .seconds(2)),
+            ])
         #expect(recorder.values == [1, 2])
         #expect(recorder.isTerminated)
     }
@@ -259,14 +272,17 @@ struct TestRecorderTests {
         #expect(recorder.events == [.value(1)])
 
         let scheduler = TestScheduler()
-        let run = TestRecorder(starting: SignalProducer<Duration, Never>.timer(interval: .seconds(1), on: scheduler).map { _ in 0 }, scheduler: scheduler)
+        let run = TestRecorder(
+            starting: SignalProducer<Duration, Never>.timer(interval: .seconds(1), on: scheduler).map { _ in 0 },
+            scheduler: scheduler)
         scheduler.advance(by: .seconds(2))
         run.dispose()
-        #expect(run.timedEvents == [
-            RecordedEvent(.value(0), at: .seconds(1)),
-            RecordedEvent(.value(0), at: .seconds(2)),
-            RecordedEvent(.interrupted, at: .seconds(2)),
-        ])
+        #expect(
+            run.timedEvents == [
+                RecordedEvent(.value(0), at: .seconds(1)),
+                RecordedEvent(.value(0), at: .seconds(2)),
+                RecordedEvent(.interrupted, at: .seconds(2)),
+            ])
         #expect(scheduler.pendingActionCount == 0)
     }
 }

@@ -25,14 +25,16 @@ func makeConnectionManager(
     connect: SignalProducer<ConnectionInput, Never>,
     backOff: SignalProducer<ConnectionInput, Never>
 ) -> Automaton<ConnectionState, ConnectionInput> {
-    Automaton(state: .disconnected, strategy: .latest, table: [
-        .connect      | .disconnected => .connecting   | connect.keyed(ConnectionKey.attempt, .latest),
-        .connected    | .connecting   => .connected,
-        .failed       | .connecting   => .backingOff   | backOff.keyed(ConnectionKey.backOff, .latest),
-        .retry        | .backingOff   => .connecting   | connect.keyed(ConnectionKey.attempt, .latest),
-        .foregrounded | { $0 },
-        .disconnect   | any           => .disconnected | .cancel(ConnectionKey.attempt, ConnectionKey.backOff),
-    ])
+    Automaton(
+        state: .disconnected, strategy: .latest,
+        table: [
+            .connect | .disconnected => .connecting | connect.keyed(ConnectionKey.attempt, .latest),
+            .connected | .connecting => .connected,
+            .failed | .connecting => .backingOff | backOff.keyed(ConnectionKey.backOff, .latest),
+            .retry | .backingOff => .connecting | connect.keyed(ConnectionKey.attempt, .latest),
+            .foregrounded | { $0 },
+            .disconnect | any => .disconnected | .cancel(ConnectionKey.attempt, ConnectionKey.backOff),
+        ])
 }
 // README-TESTING-EFFECTS-MACHINE-END
 
@@ -61,10 +63,10 @@ struct ConnectionManagerTests {
             .cancelled(.cancelled(by: .disconnect), key: ConnectionKey.attempt),
             .success(.disconnect, .connecting, .disconnected),
         ])
-        #expect(scheduler.pendingActionCount == 0)   // the attempt's delivery is gone
+        #expect(scheduler.pendingActionCount == 0)  // the attempt's delivery is gone
 
         tester.send(.connect)
-        tester.advance(by: .seconds(1))              // the attempt fails: back off
+        tester.advance(by: .seconds(1))  // the attempt fails: back off
         tester.send(.disconnect)
         tester.expect([
             .success(.connect, .disconnected, .connecting),
@@ -75,8 +77,8 @@ struct ConnectionManagerTests {
             .cancelled(.cancelled(by: .disconnect), key: ConnectionKey.backOff),
             .success(.disconnect, .backingOff, .disconnected),
         ])
-        #expect(scheduler.pendingActionCount == 0)   // so is the timer
-        tester.finish()                              // fails if an effect still runs
+        #expect(scheduler.pendingActionCount == 0)  // so is the timer
+        tester.finish()  // fails if an effect still runs
     }
 
     @Test("an unrelated input cancels no keyed effect, even under .latest")
@@ -85,9 +87,9 @@ struct ConnectionManagerTests {
 
         tester.send(.connect)
         tester.send(.foregrounded)
-        tester.advance(by: .seconds(1))              // the attempt still runs, and fails
+        tester.advance(by: .seconds(1))  // the attempt still runs, and fails
         tester.send(.foregrounded)
-        tester.advance(by: .seconds(30))             // the timer still runs, and fires
+        tester.advance(by: .seconds(30))  // the timer still runs, and fires
         tester.expect([
             .success(.connect, .disconnected, .connecting),
             .started(by: .connect, key: ConnectionKey.attempt),

@@ -26,11 +26,11 @@ private func loginRows(
     }
     let canForceLogout: @Sendable (LoginState) -> Bool = { [.loggingIn, .loggedIn].contains($0) }
     return [
-        .login       | .loggedOut     => .loggingIn     | answer(.loginOK),
-        .loginOK     | .loggingIn     => loggedIn,
-        .logout      | .loggedIn      => .loggingOut    | answer(.logoutOK),
-        .logoutOK    | .loggingOut    => .loggedOut,
-        .forceLogout | canForceLogout => .loggingOut    | answer(.logoutOK),
+        .login | .loggedOut => .loggingIn | answer(.loginOK),
+        .loginOK | .loggingIn => loggedIn,
+        .logout | .loggedIn => .loggingOut | answer(.logoutOK),
+        .logoutOK | .loggingOut => .loggedOut,
+        .forceLogout | canForceLogout => .loggingOut | answer(.logoutOK),
     ]
 }
 
@@ -44,7 +44,8 @@ private func makeLoginMachine(scheduler: TestScheduler) -> Automaton<LoginState,
     Automaton(state: .loggedOut, strategy: .latest, table: MappingTable(loginRows(scheduler: scheduler)))
 }
 
-private let coveringPath = "path #1 [login, loginOK, logout, logoutOK, login, forceLogout, logoutOK, login, loginOK, forceLogout]"
+private let coveringPath =
+    "path #1 [login, loginOK, logout, logoutOK, login, forceLogout, logoutOK, login, loginOK, forceLogout]"
 
 @Suite("StateGraphTester: model-based tests from a state graph")
 struct StateGraphTesterTests {
@@ -55,9 +56,13 @@ struct StateGraphTesterTests {
             made.withCriticalRegion { $0 += 1 }
             return Automaton(state: .loggedOut, strategy: .latest, table: MappingTable(loginRows(scheduler: scheduler)))
         }
-        #expect(tester.graph.edgeCoveringPaths.map(\.inputs) == [[
-            .login, .loginOK, .logout, .logoutOK, .login, .forceLogout, .logoutOK, .login, .loginOK, .forceLogout,
-        ]])
+        #expect(
+            tester.graph.edgeCoveringPaths.map(\.inputs) == [
+                [
+                    .login, .loginOK, .logout, .logoutOK, .login, .forceLogout, .logoutOK, .login, .loginOK,
+                    .forceLogout,
+                ]
+            ])
         #expect(tester.replay())
         #expect(tester.replay(tester.graph.shortestPaths))
         #expect(tester.failures == [])
@@ -68,10 +73,10 @@ struct StateGraphTesterTests {
     func readmeModelBasedTest() {
         let graph = loginGraph()
         // README-GRAPH-TESTER-BEGIN
-        let tester = StateGraphTester(graph) { scheduler in       // a fresh automaton for each path
+        let tester = StateGraphTester(graph) { scheduler in  // a fresh automaton for each path
             makeLoginMachine(scheduler: scheduler)
         }
-        let followed = tester.replay()                            // the edge-covering paths, exactly
+        let followed = tester.replay()  // the edge-covering paths, exactly
         let withEffects = tester.replay(runningEffectsFor: .seconds(1))  // effects run between inputs
         // README-GRAPH-TESTER-END
         #expect(followed)
@@ -82,57 +87,65 @@ struct StateGraphTesterTests {
     func loginRunningEffects() {
         let replies = Locked<[String]>([])
         let tester = StateGraphTester(loginGraph()) { scheduler in
-            let automaton = Automaton(state: .loggedOut, strategy: .latest, table: MappingTable(loginRows(scheduler: scheduler)))
+            let automaton = Automaton(
+                state: .loggedOut, strategy: .latest, table: MappingTable(loginRows(scheduler: scheduler)))
             automaton.replies.observeValues { reply in replies.withCriticalRegion { $0.append("\(reply)") } }
             return automaton
         }
         #expect(tester.replay(runningEffectsFor: .seconds(1)))
-        #expect(replies.withCriticalRegion { $0 } == [
-            "success(login, loggedOut => loggingIn)",
-            "success(loginOK, loggingIn => loggedIn)",
-            "failure(loginOK, loggedIn)",
-            "success(logout, loggedIn => loggingOut)",
-            "success(logoutOK, loggingOut => loggedOut)",
-            "failure(logoutOK, loggedOut)",
-            "success(login, loggedOut => loggingIn)",
-            "success(loginOK, loggingIn => loggedIn)",
-            "success(forceLogout, loggedIn => loggingOut)",
-            "success(logoutOK, loggingOut => loggedOut)",
-            "failure(logoutOK, loggedOut)",
-            "success(login, loggedOut => loggingIn)",
-            "success(loginOK, loggingIn => loggedIn)",
-            "failure(loginOK, loggedIn)",
-            "success(forceLogout, loggedIn => loggingOut)",
-            "success(logoutOK, loggingOut => loggedOut)",
-        ])
+        #expect(
+            replies.withCriticalRegion { $0 } == [
+                "success(login, loggedOut => loggingIn)",
+                "success(loginOK, loggingIn => loggedIn)",
+                "failure(loginOK, loggedIn)",
+                "success(logout, loggedIn => loggingOut)",
+                "success(logoutOK, loggingOut => loggedOut)",
+                "failure(logoutOK, loggedOut)",
+                "success(login, loggedOut => loggingIn)",
+                "success(loginOK, loggingIn => loggedIn)",
+                "success(forceLogout, loggedIn => loggingOut)",
+                "success(logoutOK, loggingOut => loggedOut)",
+                "failure(logoutOK, loggedOut)",
+                "success(login, loggedOut => loggingIn)",
+                "success(loginOK, loggingIn => loggedIn)",
+                "failure(loginOK, loggedIn)",
+                "success(forceLogout, loggedIn => loggingOut)",
+                "success(logoutOK, loggingOut => loggedOut)",
+            ])
     }
 
     @Test("a transition that differs from the graph is reported, with the path and the step")
     func wrongTransitionIsReported() {
         let tester = StateGraphTester(loginGraph()) { scheduler in
-            Automaton(state: .loggedOut, strategy: .latest, table: MappingTable(loginRows(scheduler: scheduler, loginOKLeadsTo: .loggedOut)))
+            Automaton(
+                state: .loggedOut, strategy: .latest,
+                table: MappingTable(loginRows(scheduler: scheduler, loginOKLeadsTo: .loggedOut)))
         }
         withKnownIssue {
             #expect(tester.replay() == false)
         }
-        #expect(tester.failures == [
-            "\(coveringPath): step 2 (loginOK): expected success(loginOK, loggingIn => loggedIn), "
-                + "got success(loginOK, loggingIn => loggedOut)",
-        ])
+        #expect(
+            tester.failures == [
+                "\(coveringPath): step 2 (loginOK): expected success(loginOK, loggingIn => loggedIn), "
+                    + "got success(loginOK, loggingIn => loggedOut)"
+            ])
     }
 
     @Test("an input the graph rejects but the automaton accepts is reported")
     func acceptedRejectionIsReported() {
         let tester = StateGraphTester(loginGraph()) { scheduler in
-            Automaton(state: .loggedOut, table: MappingTable([.logoutOK | .loggedOut => .loggedOut] + loginRows(scheduler: scheduler)))
+            Automaton(
+                state: .loggedOut,
+                table: MappingTable([.logoutOK | .loggedOut => .loggedOut] + loginRows(scheduler: scheduler)))
         }
         withKnownIssue {
             tester.replay()
         }
-        #expect(tester.failures == [
-            "\(coveringPath): step 1 (login), rejected input logoutOK: expected failure(logoutOK, loggedOut), "
-                + "got success(logoutOK, loggedOut => loggedOut)",
-        ])
+        #expect(
+            tester.failures == [
+                "\(coveringPath): step 1 (login), rejected input logoutOK: expected failure(logoutOK, loggedOut), "
+                    + "got success(logoutOK, loggedOut => loggedOut)"
+            ])
         #expect(tester.replay(checkingRejections: false))
     }
 
@@ -144,24 +157,27 @@ struct StateGraphTesterTests {
         withKnownIssue {
             tester.replay(checkingRejections: false)
         }
-        #expect(tester.failures == [
-            "\(coveringPath): step 1 (login): expected success(login, loggedOut => loggingIn), "
-                + "got success(login, loggedOut => loggingIn), success(loginOK, loggingIn => loggedIn) "
-                + "(an effect sent inputs at once; schedule effects on the given TestScheduler)",
-        ])
+        #expect(
+            tester.failures == [
+                "\(coveringPath): step 1 (login): expected success(login, loggedOut => loggingIn), "
+                    + "got success(login, loggedOut => loggingIn), success(loginOK, loggingIn => loggedIn) "
+                    + "(an effect sent inputs at once; schedule effects on the given TestScheduler)"
+            ])
     }
 
     @Test("with effects running, a reply the graph does not have is reported; so is a wrong start")
     func runningEffectsDisagreementIsReported() {
         let buggy = StateGraphTester(loginGraph()) { scheduler in
-            Automaton(state: .loggedOut, table: MappingTable(loginRows(scheduler: scheduler, loginOKLeadsTo: .loggingOut)))
+            Automaton(
+                state: .loggedOut, table: MappingTable(loginRows(scheduler: scheduler, loginOKLeadsTo: .loggingOut)))
         }
         withKnownIssue {
             buggy.replay(runningEffectsFor: .seconds(1))
         }
-        #expect(buggy.failures == [
-            "\(coveringPath): step 1 (login): success(loginOK, loggingIn => loggingOut): the graph leads to loggedIn",
-        ])
+        #expect(
+            buggy.failures == [
+                "\(coveringPath): step 1 (login): success(loginOK, loggingIn => loggingOut): the graph leads to loggedIn"
+            ])
 
         let elsewhere = StateGraphTester(loginGraph()) { scheduler in
             Automaton(state: .loggedIn, table: MappingTable(loginRows(scheduler: scheduler)))

@@ -24,11 +24,12 @@ final class BindingInputSource: Sendable {
         case .signal:
             return automaton <~ pipe.output
         case .producer:
-            return automaton <~ SignalProducer { [run, runLog] observer, lifetime in
-                runLog.append("started")
-                run.withCriticalRegion { $0 = observer }
-                lifetime.observeEnded { runLog.append("ended") }
-            }
+            return automaton
+                <~ SignalProducer { [run, runLog] observer, lifetime in
+                    runLog.append("started")
+                    run.withCriticalRegion { $0 = observer }
+                    lifetime.observeEnded { runLog.append("ended") }
+                }
         case .property:
             return automaton <~ Property(initial: 0, then: pipe.output)
         }
@@ -58,8 +59,9 @@ private func summingAutomaton(recording inputs: Recording<Int>) -> Automaton<Int
 
 @Suite("Binding to an automaton's input with <~")
 struct AutomatonBindingTests {
-    @Test("each value of the source is sent as an input; the source's end does not end the automaton",
-          arguments: BindingInputSource.Kind.allCases)
+    @Test(
+        "each value of the source is sent as an input; the source's end does not end the automaton",
+        arguments: BindingInputSource.Kind.allCases)
     func sourceTermination(kind: BindingInputSource.Kind) {
         let source = BindingInputSource(kind)
         let inputs = Recording<Int>()
@@ -80,7 +82,9 @@ struct AutomatonBindingTests {
         if kind == .producer { #expect(source.runLog.values == ["started", "ended"]) }
     }
 
-    @Test("disposing the binding ends it; a producer source's run is interrupted", arguments: BindingInputSource.Kind.allCases)
+    @Test(
+        "disposing the binding ends it; a producer source's run is interrupted",
+        arguments: BindingInputSource.Kind.allCases)
     func disposal(kind: BindingInputSource.Kind) {
         let source = BindingInputSource(kind)
         let inputs = Recording<Int>()
@@ -95,7 +99,9 @@ struct AutomatonBindingTests {
         if kind == .producer { #expect(source.runLog.values == ["started", "ended"]) }
     }
 
-    @Test("releasing the automaton ends the binding, which never kept it alive", arguments: BindingInputSource.Kind.allCases)
+    @Test(
+        "releasing the automaton ends the binding, which never kept it alive",
+        arguments: BindingInputSource.Kind.allCases)
     func release(kind: BindingInputSource.Kind) {
         let source = BindingInputSource(kind)
         let inputs = Recording<Int>()
@@ -128,8 +134,9 @@ struct AutomatonBindingTests {
         #expect(log.values == ["replies completed", "state completed", "lifetime ended"])
     }
 
-    @Test("values sent from two threads at once are all processed, each thread's in order",
-          arguments: BindingInputSource.Kind.allCases)
+    @Test(
+        "values sent from two threads at once are all processed, each thread's in order",
+        arguments: BindingInputSource.Kind.allCases)
     func twoThreads(kind: BindingInputSource.Kind) async {
         let perThread = 10_000
         let source = BindingInputSource(kind)

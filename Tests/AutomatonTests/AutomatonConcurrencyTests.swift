@@ -49,22 +49,24 @@ struct AutomatonConcurrencyTests {
         let perThread = 5_000
         let effectsDone = DispatchGroup()
         let queues = (0..<4).map { DispatchQueue(label: "effect-\($0)") }
-        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Count) in
-            switch input {
-            case let .add(thread, index):
-                let effect = SignalProducer<Count, Never> { observer, _ in
-                    effectsDone.enter()
-                    queues[(thread + index) % queues.count].async {
-                        observer.send(value: .echo)
-                        observer.sendCompleted()
-                        effectsDone.leave()
+        let automaton = Automaton(
+            state: 0,
+            mapping: { (state: Int, input: Count) in
+                switch input {
+                case let .add(thread, index):
+                    let effect = SignalProducer<Count, Never> { observer, _ in
+                        effectsDone.enter()
+                        queues[(thread + index) % queues.count].async {
+                            observer.send(value: .echo)
+                            observer.sendCompleted()
+                            effectsDone.leave()
+                        }
                     }
+                    return (state + 1, effect)
+                case .echo:
+                    return (state + 1, .empty)
                 }
-                return (state + 1, effect)
-            case .echo:
-                return (state + 1, .empty)
-            }
-        }, strategy: .merge)
+            }, strategy: .merge)
         let replies = Recording<Reply<Int, Count>>()
         automaton.replies.observeValues { replies.append($0) }
 
@@ -87,19 +89,21 @@ struct AutomatonConcurrencyTests {
             let effectsDone = DispatchGroup()
             let started = Recording<Int>()
             let ended = Recording<Int>()
-            var automaton: Automaton<Int, Count>? = Automaton(state: 0, mapping: { (state: Int, input: Count) in
-                guard case let .add(_, index) = input else { return (state + 1, .empty) }
-                let effect = SignalProducer<Count, Never> { observer, lifetime in
-                    started.append(index)
-                    lifetime.observeEnded { ended.append(index) }
-                    effectsDone.enter()
-                    DispatchQueue.global().async {
-                        for _ in 0..<10 { observer.send(value: .echo) }
-                        effectsDone.leave()
+            var automaton: Automaton<Int, Count>? = Automaton(
+                state: 0,
+                mapping: { (state: Int, input: Count) in
+                    guard case let .add(_, index) = input else { return (state + 1, .empty) }
+                    let effect = SignalProducer<Count, Never> { observer, lifetime in
+                        started.append(index)
+                        lifetime.observeEnded { ended.append(index) }
+                        effectsDone.enter()
+                        DispatchQueue.global().async {
+                            for _ in 0..<10 { observer.send(value: .echo) }
+                            effectsDone.leave()
+                        }
                     }
-                }
-                return (state + 1, effect)
-            }, strategy: .latest)
+                    return (state + 1, effect)
+                }, strategy: .latest)
             weak let weakAutomaton = automaton
             // An outside input that arrives while a background echo is being processed is queued
             // behind it, and the release below may drop it: so count the effects that started.

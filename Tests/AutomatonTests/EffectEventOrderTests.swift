@@ -51,7 +51,8 @@ struct EffectEventOrderTests {
                 _ = proceed.wait(timeout: .now() + 60)
             }
         }
-        let automaton = Automaton(state: 0, input: input, mapping: { state, step in step == .go ? (state + 1, effect) : nil })
+        let automaton = Automaton(
+            state: 0, input: input, mapping: { state, step in step == .go ? (state + 1, effect) : nil })
         let events = lines(of: automaton.effectEvents)
         sink.send(value: .go)
         let ending = DispatchSemaphore(value: 0)
@@ -83,13 +84,15 @@ struct EffectEventOrderTests {
                 _ = repliesCompleted.wait(timeout: .now() + 60)
             }
         }
-        let automaton = Automaton(state: 0, input: input, mapping: { state, step in
-            switch step {
-            case .go: (state + 1, effect)
-            case .emitted: (state + 10, .empty)
-            default: nil
-            }
-        })
+        let automaton = Automaton(
+            state: 0, input: input,
+            mapping: { state, step in
+                switch step {
+                case .go: (state + 1, effect)
+                case .emitted: (state + 10, .empty)
+                default: nil
+                }
+            })
         let events = lines(of: automaton.effectEvents)
         automaton.replies.observe { event in
             switch event {
@@ -133,14 +136,16 @@ struct EffectEventOrderTests {
             }
         }.keyed("k", .queue)
         let second = SignalProducer<Step, Never> { _, _ in secondRuns.append(()) }.keyed("k", .queue)
-        let automaton = Automaton(state: 0, mapping: { (state: Int, step: Step) -> (Int, SignalProducer<Step, Never>)? in
-            switch step {
-            case .first: (state, first)
-            case .second: (state, second)
-            case .stop: (state, .cancel("k"))
-            default: nil
-            }
-        })
+        let automaton = Automaton(
+            state: 0,
+            mapping: { (state: Int, step: Step) -> (Int, SignalProducer<Step, Never>)? in
+                switch step {
+                case .first: (state, first)
+                case .second: (state, second)
+                case .stop: (state, .cancel("k"))
+                default: nil
+                }
+            })
         let events = lines(of: automaton.effectEvents)
         automaton.send(.first)
         automaton.send(.second)
@@ -155,12 +160,13 @@ struct EffectEventOrderTests {
         proceed.signal()
         #expect(ending.wait(timeout: .now() + 60) == .success)
         held.observer = nil
-        #expect(events.values == [
-            "effect 0 [k] started by first",
-            "effect 0 [k] ended",
-            "effect 1 [k] started by second",
-            "effect 1 [k] cancelled by stop",
-        ])
+        #expect(
+            events.values == [
+                "effect 0 [k] started by first",
+                "effect 0 [k] ended",
+                "effect 1 [k] started by second",
+                "effect 1 [k] cancelled by stop",
+            ])
         #expect(secondRuns.count == 0)
         #expect(automaton.runningEffectCount == 0)
         #expect(automaton.trackedEffectCount == 0)
@@ -181,9 +187,11 @@ struct EffectEventOrderTests {
             }
         }
         let second = SignalProducer<Step, Never>.never  // runs until the automaton is released
-        let automaton = Automaton(state: 0, mapping: { (state: Int, step: Step) -> (Int, SignalProducer<Step, Never>)? in
-            step == .first ? (state, first) : (state, second)
-        })
+        let automaton = Automaton(
+            state: 0,
+            mapping: { (state: Int, step: Step) -> (Int, SignalProducer<Step, Never>)? in
+                step == .first ? (state, first) : (state, second)
+            })
         let events = lines(of: automaton.effectEvents)
         automaton.effectEvents.observeValues { event in
             if event.description == "effect 1 started by second" { heardSecondStart.signal() }

@@ -1,6 +1,6 @@
+import Automaton
 import Dispatch
 import Foundation
-import Automaton
 import Signals
 import Testing
 
@@ -17,12 +17,14 @@ struct EffectLifetimeTests {
         on scheduler: TestScheduler,
         strategy: AutomatonStrategy
     ) -> Automaton<Int, Poll> {
-        Automaton(state: 0, mapping: { (state: Int, input: Poll) in
-            switch input {
-            case .start, .tick: return (state + 1, SignalProducer(value: .tick).delay(.seconds(1), on: scheduler))
-            case .stop: return (state, .empty)
-            }
-        }, strategy: strategy)
+        Automaton(
+            state: 0,
+            mapping: { (state: Int, input: Poll) in
+                switch input {
+                case .start, .tick: return (state + 1, SignalProducer(value: .tick).delay(.seconds(1), on: scheduler))
+                case .stop: return (state, .empty)
+                }
+            }, strategy: strategy)
     }
 
     @Test("a .latest polling loop keeps one tracked effect however many ticks it runs, and .stop cancels it")
@@ -55,9 +57,11 @@ struct EffectLifetimeTests {
 
     @Test("half-way through a long synchronous .latest chain, only the live end of the chain is tracked")
     func synchronousLatestChainIsBounded() {
-        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
-            (state + 1, input < 10_000 ? SignalProducer(value: input + 1) : .empty)
-        }, strategy: .latest)
+        let automaton = Automaton(
+            state: 0,
+            mapping: { (state: Int, input: Int) in
+                (state + 1, input < 10_000 ? SignalProducer(value: input + 1) : .empty)
+            }, strategy: .latest)
         let tracked = Locked<[Int]>([])
         automaton.replies.observeValues { [unowned automaton] reply in
             if reply.input % 1_000 == 0 {
@@ -76,21 +80,23 @@ struct EffectLifetimeTests {
     func replacementAfterLongLoopCancelsTheLiveEffect() {
         let scheduler = TestScheduler()
         let ended = Locked(0)
-        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Poll) in
-            switch input {
-            case .start, .tick:
-                let effect = SignalProducer<Poll, Never> { observer, lifetime in
-                    lifetime.observeEnded { ended.withCriticalRegion { $0 += 1 } }
-                    lifetime += scheduler.schedule(after: .seconds(1)) {
-                        observer.send(value: .tick)
-                        observer.sendCompleted()
+        let automaton = Automaton(
+            state: 0,
+            mapping: { (state: Int, input: Poll) in
+                switch input {
+                case .start, .tick:
+                    let effect = SignalProducer<Poll, Never> { observer, lifetime in
+                        lifetime.observeEnded { ended.withCriticalRegion { $0 += 1 } }
+                        lifetime += scheduler.schedule(after: .seconds(1)) {
+                            observer.send(value: .tick)
+                            observer.sendCompleted()
+                        }
                     }
+                    return (state + 1, effect)
+                case .stop:
+                    return (state, .empty)
                 }
-                return (state + 1, effect)
-            case .stop:
-                return (state, .empty)
-            }
-        }, strategy: .latest)
+            }, strategy: .latest)
         automaton.send(.start)
         for _ in 0..<200 { scheduler.advance(by: .seconds(1)) }
         #expect(ended.withCriticalRegion { $0 } == 200)
@@ -121,9 +127,11 @@ struct EffectLifetimeTests {
         let kept = Locked<[@Sendable (Int) -> Void]>([])
         let (input, inputObserver) = Signal<Int, Never>.pipe()
         let toOne: Automaton<Int, Int>.Mapping = { state, input in input == 0 ? 1 : state + 10 }
-        let automaton = Automaton(state: 0, input: input, mapping: toOne | { send in
-            kept.withCriticalRegion { $0.append(send) }
-        }, strategy: .merge)
+        let automaton = Automaton(
+            state: 0, input: input,
+            mapping: toOne | { send in
+                kept.withCriticalRegion { $0.append(send) }
+            }, strategy: .merge)
         let replies = Locked<[Event<Reply<Int, Int>, Never>]>([])
         automaton.replies.observe { event in replies.withCriticalRegion { $0.append(event) } }
         inputObserver.send(value: 0)
@@ -134,7 +142,8 @@ struct EffectLifetimeTests {
         kept.withCriticalRegion { $0 }.first?(5)
         kept.withCriticalRegion { $0 = [] }
         #expect(automaton.trackedEffectCount == 0)
-        #expect(replies.withCriticalRegion { $0 } == [.value(.success(0, 0, 1)), .value(.success(5, 1, 11)), .completed])
+        #expect(
+            replies.withCriticalRegion { $0 } == [.value(.success(0, 0, 1)), .value(.success(5, 1, 11)), .completed])
     }
 
     // MARK: Sending from observers
@@ -145,7 +154,8 @@ struct EffectLifetimeTests {
         let replies: Signal<Reply<Int, Int>, Never>
         let log = Locked<[Event<Reply<Int, Int>, Never>]>([])
         do {
-            let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in input == state + 1 ? input : nil })
+            let automaton = Automaton(
+                state: 0, mapping: { (state: Int, input: Int) in input == state + 1 ? input : nil })
             weakAutomaton = automaton
             replies = automaton.replies
             let send = automaton.sender
@@ -157,9 +167,10 @@ struct EffectLifetimeTests {
             #expect(automaton.state.value == 3)
         }
         #expect(weakAutomaton == nil)
-        #expect(log.withCriticalRegion { $0 } == [
-            .value(.success(1, 0, 1)), .value(.success(2, 1, 2)), .value(.success(3, 2, 3)), .completed,
-        ])
+        #expect(
+            log.withCriticalRegion { $0 } == [
+                .value(.success(1, 0, 1)), .value(.success(2, 1, 2)), .value(.success(3, 2, 3)), .completed,
+            ])
         withExtendedLifetime(replies) {}
     }
 }

@@ -1,7 +1,7 @@
-import Dispatch
-import Foundation
 import Automaton
 import AutomatonTesting
+import Dispatch
+import Foundation
 import Signals
 import Testing
 
@@ -42,10 +42,16 @@ private final class Activity: Sendable {
     init(_ automaton: Automaton<Conn, ConnInput>) {
         automaton.replies.observe { [entries] event in
             entries.withCriticalRegion { entries in
-                if case let .value(reply) = event { entries.append(.reply(reply)) } else { entries.append(.repliesEnded) }
+                if case let .value(reply) = event {
+                    entries.append(.reply(reply))
+                } else {
+                    entries.append(.repliesEnded)
+                }
             }
         }
-        automaton.effectEvents.observeValues { [entries] event in entries.withCriticalRegion { $0.append(.effect(event)) } }
+        automaton.effectEvents.observeValues { [entries] event in
+            entries.withCriticalRegion { $0.append(.effect(event)) }
+        }
     }
 
     /// Everything recorded since the last call.
@@ -73,15 +79,17 @@ struct KeyedEffectTests {
                 observer.sendCompleted()
             }
         }
-        return Automaton(state: Conn.disconnected, mapping: { (state: Conn, input: ConnInput) in
-            switch (state, input) {
-            case (_, .connect): return (.connecting, connect.keyed(Key.connection, policy))
-            case (.connecting, .connected): return (.connected, .empty)
-            case (_, .disconnect): return (.disconnected, .cancel(Key.connection))
-            case (_, .foregrounded): return (state, .empty)
-            default: return nil
-            }
-        }, strategy: strategy)
+        return Automaton(
+            state: Conn.disconnected,
+            mapping: { (state: Conn, input: ConnInput) in
+                switch (state, input) {
+                case (_, .connect): return (.connecting, connect.keyed(Key.connection, policy))
+                case (.connecting, .connected): return (.connected, .empty)
+                case (_, .disconnect): return (.disconnected, .cancel(Key.connection))
+                case (_, .foregrounded): return (state, .empty)
+                default: return nil
+                }
+            }, strategy: strategy)
     }
 
     @Test("an unrelated successful input does not cancel a keyed effect, even under .latest")
@@ -106,7 +114,8 @@ struct KeyedEffectTests {
     func cancelDisposesInFlight() {
         let scheduler = TestScheduler()
         let lifetimes = Locked<[Lifetime]>([])
-        let tester = AutomatonTester(Self.connectionManager(scheduler: scheduler, lifetimes: lifetimes), scheduler: scheduler)
+        let tester = AutomatonTester(
+            Self.connectionManager(scheduler: scheduler, lifetimes: lifetimes), scheduler: scheduler)
         tester.send(.connect)
         #expect(tester.automaton.runningEffectCount == 1)
         tester.send(.disconnect)
@@ -157,19 +166,22 @@ struct KeyedEffectTests {
         #expect(automaton.runningEffectCount == 1)
         scheduler.advance(by: .seconds(5))
         automaton.send(.connect)
-        #expect(activity.take() == [
-            .reply(.success(.connect, .disconnected, .connecting)),
-            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .started(by: .connect))),
-            .reply(.success(.connect, .connecting, .connecting)),
-            .effect(EffectEvent(id: 1, key: EffectKey(Key.connection), kind: .cancelled(.dropped(by: .connect)))),
-            .reply(.success(.connected, .connecting, .connected)),
-            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .ended)),
-            .reply(.success(.connect, .connected, .connecting)),
-            .effect(EffectEvent(id: 2, key: EffectKey(Key.connection), kind: .started(by: .connect))),
-        ])
+        #expect(
+            activity.take() == [
+                .reply(.success(.connect, .disconnected, .connecting)),
+                .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .started(by: .connect))),
+                .reply(.success(.connect, .connecting, .connecting)),
+                .effect(EffectEvent(id: 1, key: EffectKey(Key.connection), kind: .cancelled(.dropped(by: .connect)))),
+                .reply(.success(.connected, .connecting, .connected)),
+                .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .ended)),
+                .reply(.success(.connect, .connected, .connecting)),
+                .effect(EffectEvent(id: 2, key: EffectKey(Key.connection), kind: .started(by: .connect))),
+            ])
     }
 
-    @Test("policy .queue: new effects wait, FIFO, and start one after the other; a cancel drops the waiting ones (TCA #1848)")
+    @Test(
+        "policy .queue: new effects wait, FIFO, and start one after the other; a cancel drops the waiting ones (TCA #1848)"
+    )
     func queuePolicyWaits() {
         let scheduler = TestScheduler()
         let lifetimes = Locked<[Lifetime]>([])
@@ -188,18 +200,19 @@ struct KeyedEffectTests {
         scheduler.advance(by: .seconds(20))
         #expect(lifetimes.withCriticalRegion { $0.map(\.hasEnded) } == [true, true])
         let key = EffectKey(Key.connection)
-        #expect(activity.take() == [
-            .reply(.success(.connect, .disconnected, .connecting)),
-            .effect(EffectEvent(id: 0, key: key, kind: .started(by: .connect))),
-            .reply(.success(.connect, .connecting, .connecting)),
-            .reply(.success(.connect, .connecting, .connecting)),
-            .reply(.success(.connected, .connecting, .connected)),
-            .effect(EffectEvent(id: 0, key: key, kind: .ended)),
-            .effect(EffectEvent(id: 1, key: key, kind: .started(by: .connect))),
-            .effect(EffectEvent(id: 1, key: key, kind: .cancelled(.cancelled(by: .disconnect)))),
-            .effect(EffectEvent(id: 2, key: key, kind: .cancelled(.cancelled(by: .disconnect)))),
-            .reply(.success(.disconnect, .connected, .disconnected)),
-        ])
+        #expect(
+            activity.take() == [
+                .reply(.success(.connect, .disconnected, .connecting)),
+                .effect(EffectEvent(id: 0, key: key, kind: .started(by: .connect))),
+                .reply(.success(.connect, .connecting, .connecting)),
+                .reply(.success(.connect, .connecting, .connecting)),
+                .reply(.success(.connected, .connecting, .connected)),
+                .effect(EffectEvent(id: 0, key: key, kind: .ended)),
+                .effect(EffectEvent(id: 1, key: key, kind: .started(by: .connect))),
+                .effect(EffectEvent(id: 1, key: key, kind: .cancelled(.cancelled(by: .disconnect)))),
+                .effect(EffectEvent(id: 2, key: key, kind: .cancelled(.cancelled(by: .disconnect)))),
+                .reply(.success(.disconnect, .connected, .disconnected)),
+            ])
     }
 
     @Test("policy .merge: effects of a key run side by side and are cancelled together")
@@ -231,22 +244,24 @@ struct KeyedEffectTests {
     @Test("an effect that cancels its own key as it starts is cancelled, and nothing stays running (TCA #3563)")
     func cancelSentDuringStart() {
         let ended = Locked(0)
-        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
-            switch input {
-            case 0:
-                let effect = SignalProducer<Int, Never> { observer, lifetime in
-                    // Keeps its observer, so it runs until cancelled.
-                    lifetime.observeEnded {
-                        ended.withCriticalRegion { $0 += 1 }
-                        withExtendedLifetime(observer) {}
+        let automaton = Automaton(
+            state: 0,
+            mapping: { (state: Int, input: Int) in
+                switch input {
+                case 0:
+                    let effect = SignalProducer<Int, Never> { observer, lifetime in
+                        // Keeps its observer, so it runs until cancelled.
+                        lifetime.observeEnded {
+                            ended.withCriticalRegion { $0 += 1 }
+                            withExtendedLifetime(observer) {}
+                        }
+                        observer.send(value: 1)  // queued: processed once this start returns
                     }
-                    observer.send(value: 1)  // queued: processed once this start returns
+                    return (state + 1, effect.keyed("job"))
+                default:
+                    return (state + 1, .cancel("job"))
                 }
-                return (state + 1, effect.keyed("job"))
-            default:
-                return (state + 1, .cancel("job"))
-            }
-        })
+            })
         let tester = AutomatonTester(automaton)
         tester.send(0)
         tester.expect([
@@ -267,14 +282,16 @@ struct KeyedEffectTests {
         // and processed right after it).
         let scheduler = TestScheduler()
         let startHandlers = Locked<[Int]>([])
-        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
-            guard input >= 0 else { return (state, .cancel("job")) }
-            let effect = SignalProducer<Int, Never> { observer, lifetime in
-                startHandlers.withCriticalRegion { $0.append(input) }
-                lifetime += scheduler.schedule(after: .seconds(5)) { observer.sendCompleted() }
-            }
-            return (state + 1, effect.keyed("job", .queue))
-        })
+        let automaton = Automaton(
+            state: 0,
+            mapping: { (state: Int, input: Int) in
+                guard input >= 0 else { return (state, .cancel("job")) }
+                let effect = SignalProducer<Int, Never> { observer, lifetime in
+                    startHandlers.withCriticalRegion { $0.append(input) }
+                    lifetime += scheduler.schedule(after: .seconds(5)) { observer.sendCompleted() }
+                }
+                return (state + 1, effect.keyed("job", .queue))
+            })
         let send = automaton.sender
         automaton.replies.observeValues { reply in
             if reply.input == 1 { send(-1) }
@@ -298,20 +315,24 @@ struct KeyedEffectTests {
         tester.finish()
     }
 
-    @Test("a cancel from another thread between a .queue effect's predecessor ending and its start keeps it from starting")
+    @Test(
+        "a cancel from another thread between a .queue effect's predecessor ending and its start keeps it from starting"
+    )
     func cancelBeforeQueuedSuccessorStarts() async {
         let startHandlers = Locked<[Int]>([])
         let observers = Locked<[Observer<Int, Never>]>([])
         let lifetimes = Locked<[Lifetime]>([])
-        let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
-            guard input >= 0 else { return (state, .cancel("job")) }
-            let effect = SignalProducer<Int, Never> { observer, lifetime in
-                startHandlers.withCriticalRegion { $0.append(input) }
-                observers.withCriticalRegion { $0.append(observer) }
-                lifetimes.withCriticalRegion { $0.append(lifetime) }
-            }
-            return (state + 1, effect.keyed("job", .queue))
-        })
+        let automaton = Automaton(
+            state: 0,
+            mapping: { (state: Int, input: Int) in
+                guard input >= 0 else { return (state, .cancel("job")) }
+                let effect = SignalProducer<Int, Never> { observer, lifetime in
+                    startHandlers.withCriticalRegion { $0.append(input) }
+                    observers.withCriticalRegion { $0.append(observer) }
+                    lifetimes.withCriticalRegion { $0.append(lifetime) }
+                }
+                return (state + 1, effect.keyed("job", .queue))
+            })
         let tester = AutomatonTester(automaton)
         tester.send(0)  // effect A runs
         tester.send(1)  // effect B waits behind it
@@ -354,9 +375,15 @@ struct KeyedEffectTests {
     private static func raceEvents(policy: EffectPolicy, startsBeforeCancel: Int) -> [EffectEvent<Int>] {
         let key = EffectKey("job")
         func started(_ id: UInt64) -> EffectEvent<Int> { EffectEvent(id: id, key: key, kind: .started(by: 0)) }
-        func cancelled(_ id: UInt64) -> EffectEvent<Int> { EffectEvent(id: id, key: key, kind: .cancelled(.cancelled(by: 1))) }
-        func replaced(_ id: UInt64) -> EffectEvent<Int> { EffectEvent(id: id, key: key, kind: .cancelled(.replaced(by: 0))) }
-        func dropped(_ id: UInt64) -> EffectEvent<Int> { EffectEvent(id: id, key: key, kind: .cancelled(.dropped(by: 0))) }
+        func cancelled(_ id: UInt64) -> EffectEvent<Int> {
+            EffectEvent(id: id, key: key, kind: .cancelled(.cancelled(by: 1)))
+        }
+        func replaced(_ id: UInt64) -> EffectEvent<Int> {
+            EffectEvent(id: id, key: key, kind: .cancelled(.replaced(by: 0)))
+        }
+        func dropped(_ id: UInt64) -> EffectEvent<Int> {
+            EffectEvent(id: id, key: key, kind: .cancelled(.dropped(by: 0)))
+        }
         switch (startsBeforeCancel, policy) {
         case (0, .latest): return [started(0), replaced(0), started(1)]
         case (0, .first): return [started(0), dropped(1)]
@@ -397,11 +424,17 @@ struct KeyedEffectTests {
                         withExtendedLifetime(observer) {}
                     }
                 }
-                automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
-                    (state + 1, input == 0 ? effect.keyed("job", policy) : .cancel("job"))
-                })
-                automaton.replies.observeValues { [processed] reply in processed.withCriticalRegion { $0.append(reply.input) } }
-                automaton.effectEvents.observeValues { [effectEvents] event in effectEvents.withCriticalRegion { $0.append(event) } }
+                automaton = Automaton(
+                    state: 0,
+                    mapping: { (state: Int, input: Int) in
+                        (state + 1, input == 0 ? effect.keyed("job", policy) : .cancel("job"))
+                    })
+                automaton.replies.observeValues { [processed] reply in
+                    processed.withCriticalRegion { $0.append(reply.input) }
+                }
+                automaton.effectEvents.observeValues { [effectEvents] event in
+                    effectEvents.withCriticalRegion { $0.append(event) }
+                }
             }
         }
 
@@ -443,16 +476,18 @@ struct KeyedEffectTests {
         enum FeatureB: Hashable, Sendable { case id }
         let scheduler = TestScheduler()
         func machine(_ key: some Hashable & Sendable, cancels other: some Hashable & Sendable) -> Automaton<Int, Int> {
-            Automaton(state: 0, mapping: { (state: Int, input: Int) in
-                let effect = SignalProducer<Int, Never> { observer, lifetime in
-                    lifetime += scheduler.schedule(after: .seconds(1)) { observer.sendCompleted() }
-                }
-                switch input {
-                case 0: return (state, effect.keyed(key))
-                case 1: return (state, .cancel(other))
-                default: return (state, .cancel(key))
-                }
-            })
+            Automaton(
+                state: 0,
+                mapping: { (state: Int, input: Int) in
+                    let effect = SignalProducer<Int, Never> { observer, lifetime in
+                        lifetime += scheduler.schedule(after: .seconds(1)) { observer.sendCompleted() }
+                    }
+                    switch input {
+                    case 0: return (state, effect.keyed(key))
+                    case 1: return (state, .cancel(other))
+                    default: return (state, .cancel(key))
+                    }
+                })
         }
         let first = machine(FeatureA.id, cancels: FeatureB.id)
         let second = machine(FeatureA.id, cancels: FeatureB.id)
@@ -478,13 +513,20 @@ struct KeyedEffectTests {
             lifetimes.withCriticalRegion { $0.append(lifetime) }
             lifetime += scheduler.schedule(after: .seconds(5)) { observer.send(value: .connected) }
         }
-        let automaton = Automaton(state: Conn.disconnected, input: input, mapping: { (state: Conn, input: ConnInput) in
-            switch input {
-            case .connect: return (.connecting, connect.keyed(Key.connection, .queue))
-            case let .ping(number): return (state, SignalProducer(value: .ping(number + 1)).delay(.seconds(1), on: scheduler).keyed(Key.pings, .merge))
-            default: return nil
-            }
-        }, strategy: .latest)
+        let automaton = Automaton(
+            state: Conn.disconnected, input: input,
+            mapping: { (state: Conn, input: ConnInput) in
+                switch input {
+                case .connect: return (.connecting, connect.keyed(Key.connection, .queue))
+                case let .ping(number):
+                    return (
+                        state,
+                        SignalProducer(value: .ping(number + 1)).delay(.seconds(1), on: scheduler).keyed(
+                            Key.pings, .merge)
+                    )
+                default: return nil
+                }
+            }, strategy: .latest)
         let activity = Activity(automaton)
         inputObserver.send(value: .connect)
         inputObserver.send(value: .connect)  // waits
@@ -495,12 +537,13 @@ struct KeyedEffectTests {
         #expect(scheduler.pendingActionCount == 0)
         #expect(lifetimes.withCriticalRegion { $0.map(\.hasEnded) } == [true])
         let entries = activity.take()
-        #expect(entries.suffix(4) == [
-            .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .cancelled(.interrupted))),
-            .effect(EffectEvent(id: 1, key: EffectKey(Key.connection), kind: .cancelled(.interrupted))),
-            .effect(EffectEvent(id: 2, key: EffectKey(Key.pings), kind: .cancelled(.interrupted))),
-            .repliesEnded,
-        ])
+        #expect(
+            entries.suffix(4) == [
+                .effect(EffectEvent(id: 0, key: EffectKey(Key.connection), kind: .cancelled(.interrupted))),
+                .effect(EffectEvent(id: 1, key: EffectKey(Key.connection), kind: .cancelled(.interrupted))),
+                .effect(EffectEvent(id: 2, key: EffectKey(Key.pings), kind: .cancelled(.interrupted))),
+                .repliesEnded,
+            ])
     }
 
     @Test("releasing the automaton cancels keyed and waiting effects, after replies complete")
@@ -519,12 +562,13 @@ struct KeyedEffectTests {
         }
         #expect(lifetimes.withCriticalRegion { $0.map(\.hasEnded) } == [true])
         #expect(scheduler.pendingActionCount == 0)
-        #expect(events.withCriticalRegion { $0 } == [
-            "effect 0 [connection] started by connect",
-            "replies completed",
-            "effect 0 [connection] cancelled: automaton released",
-            "effect 1 [connection] cancelled: automaton released",
-            "effect events completed",
-        ])
+        #expect(
+            events.withCriticalRegion { $0 } == [
+                "effect 0 [connection] started by connect",
+                "replies completed",
+                "effect 0 [connection] cancelled: automaton released",
+                "effect 1 [connection] cancelled: automaton released",
+                "effect events completed",
+            ])
     }
 }

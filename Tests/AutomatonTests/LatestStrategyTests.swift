@@ -22,15 +22,17 @@ struct TreeMachine {
         inner = ControlledEffect("inner", log: log)
         leaf = ControlledEffect("leaf", log: log)
         let (outer, inner, leaf) = (outer.producer, inner.producer, leaf.producer)
-        automaton = Automaton(state: 0, mapping: { state, input in
-            switch input {
-            case .start: return (state + 1, outer)
-            case .child: return (state + 1, inner)
-            case .grandchild: return (state + 1, leaf)
-            case .reset: return (0, .empty)
-            case .unmapped: return nil
-            }
-        }, strategy: strategy)
+        automaton = Automaton(
+            state: 0,
+            mapping: { state, input in
+                switch input {
+                case .start: return (state + 1, outer)
+                case .child: return (state + 1, inner)
+                case .grandchild: return (state + 1, leaf)
+                case .reset: return (0, .empty)
+                case .unmapped: return nil
+                }
+            }, strategy: strategy)
         let log = self.log
         automaton.replies.observeValues { log.append("reply \($0)") }
     }
@@ -38,7 +40,9 @@ struct TreeMachine {
 
 @Suite("The .latest effect tree (BRIEF §5.5)")
 struct LatestStrategyTests {
-    @Test("a successful outside input disposes the previous outside effect and its descendants before its reply, even with an empty effect")
+    @Test(
+        "a successful outside input disposes the previous outside effect and its descendants before its reply, even with an empty effect"
+    )
     func outsideInputDisposesPreviousTree() {
         let machine = TreeMachine(strategy: .latest)
         let tester = AutomatonTester(machine.automaton)

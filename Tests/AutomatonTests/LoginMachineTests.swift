@@ -21,12 +21,13 @@ struct LoginMachineTests {
         inputObserver.send(value: .logout)
         #expect(automaton.state.value == .loggedOut)
 
-        #expect(replies.values == [
-            .value(.success(.login, .loggedOut, .loggingIn)),
-            .value(.success(.loginOK, .loggingIn, .loggedIn)),
-            .value(.success(.logout, .loggedIn, .loggingOut)),
-            .value(.success(.logoutOK, .loggingOut, .loggedOut)),
-        ])
+        #expect(
+            replies.values == [
+                .value(.success(.login, .loggedOut, .loggingIn)),
+                .value(.success(.loginOK, .loggingIn, .loggedIn)),
+                .value(.success(.logout, .loggedIn, .loggingOut)),
+                .value(.success(.logoutOK, .loggingOut, .loggedOut)),
+            ])
         #expect(states.values == [.value(.loggingIn), .value(.loggedIn), .value(.loggingOut), .value(.loggedOut)])
     }
 
@@ -51,13 +52,14 @@ struct LoginMachineTests {
         scheduler.advance(by: .seconds(1))  // forceLogout's logoutOK arrives
         #expect(automaton.state.value == .loggedOut)
 
-        #expect(replies.values == [
-            .value(.success(.login, .loggedOut, .loggingIn)),
-            .value(.success(.forceLogout, .loggingIn, .loggingOut)),
-            .value(.failure(.loginOK, .loggingOut)),
-            .value(.failure(.logout, .loggingOut)),
-            .value(.success(.logoutOK, .loggingOut, .loggedOut)),
-        ])
+        #expect(
+            replies.values == [
+                .value(.success(.login, .loggedOut, .loggingIn)),
+                .value(.success(.forceLogout, .loggingIn, .loggingOut)),
+                .value(.failure(.loginOK, .loggingOut)),
+                .value(.failure(.logout, .loggingOut)),
+                .value(.success(.logoutOK, .loggingOut, .loggedOut)),
+            ])
     }
 
     @Test("under .latest, forceLogout cancels the pending login effect, so its loginOK never arrives")
@@ -75,11 +77,12 @@ struct LoginMachineTests {
         automaton.send(.forceLogout)
         scheduler.run()
 
-        #expect(replies.values == [
-            .value(.success(.login, .loggedOut, .loggingIn)),
-            .value(.success(.forceLogout, .loggingIn, .loggingOut)),
-            .value(.success(.logoutOK, .loggingOut, .loggedOut)),
-        ])
+        #expect(
+            replies.values == [
+                .value(.success(.login, .loggedOut, .loggingIn)),
+                .value(.success(.forceLogout, .loggingIn, .loggingOut)),
+                .value(.success(.logoutOK, .loggingOut, .loggedOut)),
+            ])
         #expect(automaton.state.value == .loggedOut)
     }
 

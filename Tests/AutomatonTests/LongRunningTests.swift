@@ -11,9 +11,11 @@ struct LongRunningTests {
     func tenMillionStepChain() async {
         let steps = 10_000_000
         let checkpoints = await onDedicatedThread(stackSize: 512 * 1024) { () -> [Int] in
-            let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
-                (state + 1, input < steps ? SignalProducer(value: input + 1) : .empty)
-            })
+            let automaton = Automaton(
+                state: 0,
+                mapping: { (state: Int, input: Int) in
+                    (state + 1, input < steps ? SignalProducer(value: input + 1) : .empty)
+                })
             let checkpoints = Recording<Int>()
             automaton.replies.observeValues { reply in
                 if reply.input % 1_000_000 == 0 { checkpoints.append(reply.input) }
@@ -71,9 +73,11 @@ struct LongRunningTests {
                     observer.sendCompleted()
                 }
             }
-            let automaton = Automaton(state: 0, mapping: { (state: Int, _: Poll) in
-                (state + 1, state < ticks ? tick : .empty)
-            }, strategy: .latest)
+            let automaton = Automaton(
+                state: 0,
+                mapping: { (state: Int, _: Poll) in
+                    (state + 1, state < ticks ? tick : .empty)
+                }, strategy: .latest)
             let samples = Locked<(warm: Int?, tracked: [Int])>((nil, []))
             automaton.replies.observeValues { [unowned automaton] reply in
                 guard reply.toState.map({ $0 % 1_000_000 == 0 }) == true else { return }
@@ -92,7 +96,9 @@ struct LongRunningTests {
         }
         let warm = try #require(measured?.warm)
         let after = try #require(measured?.after)
-        print("polling loop: resident memory after 1,000,000 ticks: \(warm / 1024) KiB; after 10,000,000: \(after / 1024) KiB")
+        print(
+            "polling loop: resident memory after 1,000,000 ticks: \(warm / 1024) KiB; after 10,000,000: \(after / 1024) KiB"
+        )
         // At each sampled reply the ticking effect has sent its tick but not yet completed, and the next
         // one is registered: two, at every millionth tick as at the first.
         #expect(measured?.tracked == Array(repeating: 2, count: 10))
@@ -135,7 +141,9 @@ struct LongRunningTests {
         }
         let warm = try #require(measured?.warm)
         let after = try #require(measured?.after)
-        print("subscribe/dispose: resident memory after 100,000 cycles: \(warm / 1024) KiB; after 1,000,000: \(after / 1024) KiB")
+        print(
+            "subscribe/dispose: resident memory after 100,000 cycles: \(warm / 1024) KiB; after 1,000,000: \(after / 1024) KiB"
+        )
         // Nothing is left attached, so each cycle costs the same: the sends ran each map closure once.
         #expect(measured?.counts == Array(repeating: baseline, count: 10))
         #expect(mapCalls.withCriticalRegion { $0 } == 1_000)

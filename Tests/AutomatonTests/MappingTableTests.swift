@@ -20,74 +20,86 @@ private enum DoorInput: Sendable, Equatable {
 
 @Suite("The mapping table")
 struct MappingTableTests {
-    @Test("every row form: value, predicate, array, any, key-path predicate, state function, computed, case payload, effects")
+    @Test(
+        "every row form: value, predicate, array, any, key-path predicate, state function, computed, case payload, effects"
+    )
     func everyRowForm() {
         let effects = Recording<String>()
         let isKick: @Sendable (DoorInput) -> Bool = { $0 == .kick }
-        let automaton = Automaton<Door, DoorInput>(state: .closed, table: [
-            .open          | .closed                 => .open | SignalProducer { _, _ in effects.append("creak") },
-            .close         | .open                   => .closed,
-            \.lockCode     | { state, code in state == .closed ? .locked(code: code) : nil },
-            \.unlockCode   | { state, code in state.code == code ? .closed : nil },
-            isKick         | [.closed, .open]        => .broken | { send in effects.append("crash"); send(.knock) },
-            .knock         | { state, _ in state },
-            .repair        | \.isLocked              => .locked(code: 0),
-            .repair        | any                     => .closed | { state, _ in
-                                                                      effects.append("repair \(state)")
-                                                                      return .empty
-                                                                  },
-            \.isKick       | \.isLocked              => .broken,
-        ])
+        let automaton = Automaton<Door, DoorInput>(
+            state: .closed,
+            table: [
+                .open | .closed => .open | SignalProducer { _, _ in effects.append("creak") },
+                .close | .open => .closed,
+                \.lockCode | { state, code in state == .closed ? .locked(code: code) : nil },
+                \.unlockCode | { state, code in state.code == code ? .closed : nil },
+                isKick | [.closed, .open] => .broken | { send in
+                    effects.append("crash"); send(.knock)
+                },
+                .knock | { state, _ in state },
+                .repair | \.isLocked => .locked(code: 0),
+                .repair | any => .closed | { state, _ in
+                    effects.append("repair \(state)")
+                    return .empty
+                },
+                \.isKick | \.isLocked => .broken,
+            ])
         let replies = automaton.replies.record()
 
-        for input: DoorInput in [.open, .lock(code: 1), .close, .lock(code: 7), .unlock(code: 1), .unlock(code: 7),
-                                 .kick, .repair, .lock(code: 3), .repair, .kick, .repair] {
+        for input: DoorInput in [
+            .open, .lock(code: 1), .close, .lock(code: 7), .unlock(code: 1), .unlock(code: 7),
+            .kick, .repair, .lock(code: 3), .repair, .kick, .repair,
+        ] {
             automaton.send(input)
         }
 
-        #expect(replies.values == [
-            .value(.success(.open, .closed, .open)),
-            .value(.failure(.lock(code: 1), .open)),
-            .value(.success(.close, .open, .closed)),
-            .value(.success(.lock(code: 7), .closed, .locked(code: 7))),
-            .value(.failure(.unlock(code: 1), .locked(code: 7))),
-            .value(.success(.unlock(code: 7), .locked(code: 7), .closed)),
-            .value(.success(.kick, .closed, .broken)),
-            .value(.success(.knock, .broken, .broken)),
-            .value(.success(.repair, .broken, .closed)),
-            .value(.success(.lock(code: 3), .closed, .locked(code: 3))),
-            .value(.success(.repair, .locked(code: 3), .locked(code: 0))),
-            .value(.success(.kick, .locked(code: 0), .broken)),
-            .value(.success(.repair, .broken, .closed)),
-        ])
+        #expect(
+            replies.values == [
+                .value(.success(.open, .closed, .open)),
+                .value(.failure(.lock(code: 1), .open)),
+                .value(.success(.close, .open, .closed)),
+                .value(.success(.lock(code: 7), .closed, .locked(code: 7))),
+                .value(.failure(.unlock(code: 1), .locked(code: 7))),
+                .value(.success(.unlock(code: 7), .locked(code: 7), .closed)),
+                .value(.success(.kick, .closed, .broken)),
+                .value(.success(.knock, .broken, .broken)),
+                .value(.success(.repair, .broken, .closed)),
+                .value(.success(.lock(code: 3), .closed, .locked(code: 3))),
+                .value(.success(.repair, .locked(code: 3), .locked(code: 0))),
+                .value(.success(.kick, .locked(code: 0), .broken)),
+                .value(.success(.repair, .broken, .closed)),
+            ])
         #expect(effects.values == ["creak", "crash", "repair broken", "repair broken"])
     }
 
     @Test("the first row that applies wins, whether rows are for one input value or test inputs otherwise")
     func firstMatchWinsAcrossIndexGroups() {
-        let automaton = Automaton<Int, String>(state: 0, table: [
-            { $0.hasPrefix("a") } | 0 => 10,        // before the keyed rows for "a1"
-            "a1"                  | 0 => 20,        // never wins from 0: the row above comes first
-            "a1"                  | 10 => 30,
-            { $0.hasPrefix("a") } | 10 => 40,       // after "a1"'s row from 10: loses to it
-            "b"                   | { $0 + 1 },
-            any                   | 30 => 0,
-            "a1"                  | any => 99,      // after `any | 30 => 0`: loses to it from 30
-        ])
+        let automaton = Automaton<Int, String>(
+            state: 0,
+            table: [
+                { $0.hasPrefix("a") } | 0 => 10,  // before the keyed rows for "a1"
+                "a1" | 0 => 20,  // never wins from 0: the row above comes first
+                "a1" | 10 => 30,
+                { $0.hasPrefix("a") } | 10 => 40,  // after "a1"'s row from 10: loses to it
+                "b" | { $0 + 1 },
+                any | 30 => 0,
+                "a1" | any => 99,  // after `any | 30 => 0`: loses to it from 30
+            ])
         let replies = automaton.replies.record()
 
         for input in ["a1", "a2", "a1", "a1", "b", "zz", "a1", "b"] { automaton.send(input) }
 
-        #expect(replies.values == [
-            .value(.success("a1", 0, 10)),
-            .value(.success("a2", 10, 40)),
-            .value(.success("a1", 40, 99)),
-            .value(.success("a1", 99, 99)),
-            .value(.success("b", 99, 100)),
-            .value(.failure("zz", 100)),
-            .value(.success("a1", 100, 99)),
-            .value(.success("b", 99, 100)),
-        ])
+        #expect(
+            replies.values == [
+                .value(.success("a1", 0, 10)),
+                .value(.success("a2", 10, 40)),
+                .value(.success("a1", 40, 99)),
+                .value(.success("a1", 99, 99)),
+                .value(.success("b", 99, 100)),
+                .value(.failure("zz", 100)),
+                .value(.success("a1", 100, 99)),
+                .value(.success("b", 99, 100)),
+            ])
     }
 
     @Test("a table decides exactly as reduce over the same rows, for every state and input")
@@ -144,12 +156,22 @@ struct MappingTableTests {
     @Test("each input tries a row's closures at most once, and only the rows of its group")
     func rowsAreTriedOncePerInput() {
         let calls = Recording<String>()
-        let automaton = Automaton<Int, String>(state: 0, table: [
-            "x" | { state, _ in calls.append("x1"); return nil },
-            { _ in calls.append("p"); return false } | any => 1,
-            "x" | { state, _ in calls.append("x2"); return state + 1 },
-            "y" | { state, _ in calls.append("y"); return state + 2 },
-        ])
+        let automaton = Automaton<Int, String>(
+            state: 0,
+            table: [
+                "x" | { state, _ in
+                    calls.append("x1"); return nil
+                },
+                { _ in
+                    calls.append("p"); return false
+                } | any => 1,
+                "x" | { state, _ in
+                    calls.append("x2"); return state + 1
+                },
+                "y" | { state, _ in
+                    calls.append("y"); return state + 2
+                },
+            ])
 
         automaton.send("x")
         automaton.send("y")
@@ -162,10 +184,12 @@ struct MappingTableTests {
     @Test("inputs that are not Equatable work with predicate and case rows")
     func nonEquatableInputs() {
         struct Payload: Sendable { let value: Int }
-        let automaton = Automaton<Int, Payload>(state: 0, table: [
-            { $0.value > 0 } | { state, input in state + input.value },
-            any              | any => -1,
-        ])
+        let automaton = Automaton<Int, Payload>(
+            state: 0,
+            table: [
+                { $0.value > 0 } | { state, input in state + input.value },
+                any | any => -1,
+            ])
         let states = automaton.state.signal.record()
 
         automaton.send(Payload(value: 2))
@@ -178,21 +202,24 @@ struct MappingTableTests {
     @Test("strategy: .latest applies to a table as to a mapping")
     func latestStrategyOnATable() {
         let scheduler = TestScheduler()
-        let automaton = Automaton<Int, String>(state: 0, strategy: .latest, table: [
-            "start" | any => 1 | SignalProducer(value: "done").delay(.seconds(1), on: scheduler),
-            "done"  | 1 => 2,
-        ])
+        let automaton = Automaton<Int, String>(
+            state: 0, strategy: .latest,
+            table: [
+                "start" | any => 1 | SignalProducer(value: "done").delay(.seconds(1), on: scheduler),
+                "done" | 1 => 2,
+            ])
         let replies = automaton.replies.record()
 
         automaton.send("start")
-        automaton.send("start")   // replaces the first effect
+        automaton.send("start")  // replaces the first effect
         scheduler.run()
 
-        #expect(replies.values == [
-            .value(.success("start", 0, 1)),
-            .value(.success("start", 1, 1)),
-            .value(.success("done", 1, 2)),
-        ])
+        #expect(
+            replies.values == [
+                .value(.success("start", 0, 1)),
+                .value(.success("start", 1, 1)),
+                .value(.success("done", 1, 2)),
+            ])
         #expect(scheduler.pendingActionCount == 0)
     }
 
@@ -211,14 +238,15 @@ struct MappingTableTests {
             for input in ["down", "up", "up", "down", "reset", "knock"] {
                 automaton.send(input)
             }
-            #expect(replies.values == [
-                .value(.failure("down", 0)),
-                .value(.success("up", 0, 1)),
-                .value(.success("up", 1, 1)),
-                .value(.success("down", 1, 0)),
-                .value(.success("reset", 0, 0)),
-                .value(.failure("knock", 0)),
-            ])
+            #expect(
+                replies.values == [
+                    .value(.failure("down", 0)),
+                    .value(.success("up", 0, 1)),
+                    .value(.success("up", 1, 1)),
+                    .value(.success("down", 1, 0)),
+                    .value(.success("reset", 0, 0)),
+                    .value(.failure("knock", 0)),
+                ])
         }
     }
 }

@@ -14,7 +14,7 @@ struct ProcessingOrderTests {
             observer.sendCompleted()
         }
         let mappings: [Automaton<LoginState, LoginInput>.EffectMapping] = [
-            .login | .loggedOut => .loggingIn | effect,
+            .login | .loggedOut => .loggingIn | effect
         ]
         let automaton = Automaton(state: LoginState.loggedOut, mapping: reduce(mappings))
         // `unowned`: the automaton's signals hold these observers, so a strong capture would be a
@@ -28,11 +28,12 @@ struct ProcessingOrderTests {
 
         automaton.send(.login)
 
-        #expect(log.values == [
-            "state loggingIn, value loggingIn",
-            "reply success(login, loggedOut => loggingIn), value loggingIn",
-            "effect started",
-        ])
+        #expect(
+            log.values == [
+                "state loggingIn, value loggingIn",
+                "reply success(login, loggedOut => loggingIn), value loggingIn",
+                "effect started",
+            ])
     }
 
     @Test("a success to the same state emits on state; a failure emits nothing on state")
@@ -50,11 +51,12 @@ struct ProcessingOrderTests {
         automaton.send(.increment)
 
         #expect(states.values == [.value(0), .value(1)])
-        #expect(replies.values == [
-            .value(.success(.reset, 0, 0)),
-            .value(.failure(.decrement, 0)),
-            .value(.success(.increment, 0, 1)),
-        ])
+        #expect(
+            replies.values == [
+                .value(.success(.reset, 0, 0)),
+                .value(.failure(.decrement, 0)),
+                .value(.success(.increment, 0, 1)),
+            ])
     }
 
     @Test("an effect emitting b, c synchronously, where b's effect emits d, gives replies a, b, c, d")
@@ -72,12 +74,13 @@ struct ProcessingOrderTests {
 
         automaton.send(.a)
 
-        #expect(replies.values == [
-            .value(.success(.a, 0, 1)),
-            .value(.success(.b, 1, 2)),
-            .value(.success(.c, 2, 3)),
-            .value(.success(.d, 3, 4)),
-        ])
+        #expect(
+            replies.values == [
+                .value(.success(.a, 0, 1)),
+                .value(.success(.b, 1, 2)),
+                .value(.success(.c, 2, 3)),
+                .value(.success(.d, 3, 4)),
+            ])
     }
 
     @Test("an effect built with a start handler that emits two inputs synchronously gets both processed")
@@ -100,11 +103,12 @@ struct ProcessingOrderTests {
 
         automaton.send(.login)
 
-        #expect(replies.values == [
-            .value(.success(.login, .loggedOut, .loggingIn)),
-            .value(.success(.loginOK, .loggingIn, .loggedIn)),
-            .value(.success(.logout, .loggedIn, .loggingOut)),
-        ])
+        #expect(
+            replies.values == [
+                .value(.success(.login, .loggedOut, .loggingIn)),
+                .value(.success(.loginOK, .loggingIn, .loggedIn)),
+                .value(.success(.logout, .loggedIn, .loggingOut)),
+            ])
     }
 
     @Test("a replies observer that sends an input makes every observer see the same order")
@@ -139,10 +143,12 @@ struct ProcessingOrderTests {
         let mappingCalls = Recording<LoginInput>()
         let effect = ControlledEffect<LoginInput>()
         let table = reduce(loginMappings(loginOK: effect.producer, logoutOK: .empty, forceLogoutOK: .empty))
-        let automaton = Automaton(state: LoginState.loggedOut, mapping: { state, input in
-            mappingCalls.append(input)
-            return table(state, input)
-        })
+        let automaton = Automaton(
+            state: LoginState.loggedOut,
+            mapping: { state, input in
+                mappingCalls.append(input)
+                return table(state, input)
+            })
 
         automaton.send(.login)
         automaton.send(.login)
@@ -156,9 +162,11 @@ struct ProcessingOrderTests {
     func deepSynchronousChain() async {
         let steps = 1_000_000
         let checkpoints = await onDedicatedThread(stackSize: 512 * 1024) { () -> [Int] in
-            let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in
-                (state + 1, input < steps ? SignalProducer(value: input + 1) : .empty)
-            })
+            let automaton = Automaton(
+                state: 0,
+                mapping: { (state: Int, input: Int) in
+                    (state + 1, input < steps ? SignalProducer(value: input + 1) : .empty)
+                })
             let checkpoints = Recording<Int>()
             automaton.replies.observeValues { reply in
                 if reply.input % 100_000 == 0 { checkpoints.append(reply.input) }

@@ -18,14 +18,16 @@ func makeLoginMachine(
 ) -> Automaton<State, Input> {
     let canForceLogout: @Sendable (State) -> Bool = { [.loggingIn, .loggedIn].contains($0) }
 
-    return Automaton(state: .loggedOut, strategy: .latest, table: [
-        /*  Input      |   fromState => toState         |  Effect  */
-        .login       | .loggedOut     => .loggingIn     | loginOK,
-        .loginOK     | .loggingIn     => .loggedIn,
-        .logout      | .loggedIn      => .loggingOut    | logoutOK,
-        .logoutOK    | .loggingOut    => .loggedOut,
-        .forceLogout | canForceLogout => .loggingOut    | logoutOK,
-    ])
+    return Automaton(
+        state: .loggedOut, strategy: .latest,
+        table: [
+            /*  Input      |   fromState => toState         |  Effect  */
+            .login | .loggedOut => .loggingIn | loginOK,
+            .loginOK | .loggingIn => .loggedIn,
+            .logout | .loggedIn => .loggingOut | logoutOK,
+            .logoutOK | .loggingOut => .loggedOut,
+            .forceLogout | canForceLogout => .loggingOut | logoutOK,
+        ])
 }
 // README-QUICK-START-END
 
@@ -40,24 +42,25 @@ struct ReadmeQuickStartTests {
         let automaton = makeLoginMachine(loginOK: loginOK, logoutOK: logoutOK)
 
         automaton.replies.observeValues { reply in print(reply) }
-        automaton.send(.login)                       // success(login, loggedOut => loggingIn)
-        scheduler.advance(by: .seconds(1))           // success(loginOK, loggingIn => loggedIn)
-        automaton.send(.logout)                      // success(logout, loggedIn => loggingOut)
-        automaton.send(.login)                       // failure(login, loggingOut)
-        scheduler.advance(by: .seconds(1))           // success(logoutOK, loggingOut => loggedOut)
+        automaton.send(.login)  // success(login, loggedOut => loggingIn)
+        scheduler.advance(by: .seconds(1))  // success(loginOK, loggingIn => loggedIn)
+        automaton.send(.logout)  // success(logout, loggedIn => loggingOut)
+        automaton.send(.login)  // failure(login, loggingOut)
+        scheduler.advance(by: .seconds(1))  // success(logoutOK, loggingOut => loggedOut)
         // README-QUICK-START-USE-END
         #expect(automaton.state.value == .loggedOut)
 
         let replies = Recording<Reply<State, Input>>()
         automaton.replies.observeValues { replies.append($0) }
         automaton.send(.login)
-        automaton.send(.forceLogout)                 // cancels the pending loginOK (.latest)
+        automaton.send(.forceLogout)  // cancels the pending loginOK (.latest)
         scheduler.run()
-        #expect(replies.values == [
-            .success(.login, .loggedOut, .loggingIn),
-            .success(.forceLogout, .loggingIn, .loggingOut),
-            .success(.logoutOK, .loggingOut, .loggedOut),
-        ])
+        #expect(
+            replies.values == [
+                .success(.login, .loggedOut, .loggingIn),
+                .success(.forceLogout, .loggingIn, .loggingOut),
+                .success(.logoutOK, .loggingOut, .loggedOut),
+            ])
     }
 }
 
@@ -70,7 +73,7 @@ struct ReadmeSenderTests {
         do {
             // README-SENDER-BEGIN
             let automaton = makeLoginMachine(loginOK: .empty, logoutOK: .empty)
-            let send = automaton.sender              // does not keep the automaton alive
+            let send = automaton.sender  // does not keep the automaton alive
             automaton.replies.observeValues { reply in
                 if case .failure(.logout, .loggingIn) = reply { send(.forceLogout) }
             }
@@ -80,11 +83,12 @@ struct ReadmeSenderTests {
             automaton.send(.login)
             automaton.send(.logout)
         }
-        #expect(replies.values == [
-            .success(.login, .loggedOut, .loggingIn),
-            .failure(.logout, .loggingIn),
-            .success(.forceLogout, .loggingIn, .loggingOut),
-        ])
+        #expect(
+            replies.values == [
+                .success(.login, .loggedOut, .loggingIn),
+                .failure(.logout, .loggingIn),
+                .success(.forceLogout, .loggingIn, .loggingOut),
+            ])
         #expect(released == nil)
     }
 }
@@ -101,10 +105,11 @@ struct ReplyLoggingTests {
         automaton.send(.logoutOK)
 
         #expect(lines.count == 2)
-        #expect(lines.values.map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) } == [
-            "[login] value(success(login, loggedOut => loggingIn))",
-            "[login] value(failure(logoutOK, loggingIn))",
-        ])
+        #expect(
+            lines.values.map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) } == [
+                "[login] value(success(login, loggedOut => loggingIn))",
+                "[login] value(failure(logoutOK, loggingIn))",
+            ])
         #expect(lines.values.allSatisfy { $0.hasPrefix("[20") && $0.contains("Z] ") })
     }
 }

@@ -11,17 +11,21 @@ enum LinkInput: Sendable, Equatable { case connect, didConnect, didFail }
 /// Connect, or fail to `.failed`: the thrown error becomes an input, so the effect cannot fail.
 func makeLinkMachine(connect: @escaping @Sendable () async throws -> Void) -> Automaton<Link, LinkInput> {
     let connectOrFail = SignalProducer<LinkInput, Never>(
-        operation: { try await connect(); return .didConnect },
+        operation: {
+            try await connect(); return .didConnect
+        },
         catch: { _ in .didFail }
     )
-    return Automaton(state: .idle, mapping: { state, input in
-        switch (state, input) {
-        case (.idle, .connect), (.failed, .connect): return (.connecting, connectOrFail)
-        case (.connecting, .didConnect): return (.connected, .empty)
-        case (.connecting, .didFail): return (.failed, .empty)
-        default: return nil
-        }
-    }, strategy: .latest)
+    return Automaton(
+        state: .idle,
+        mapping: { state, input in
+            switch (state, input) {
+            case (.idle, .connect), (.failed, .connect): return (.connecting, connectOrFail)
+            case (.connecting, .didConnect): return (.connected, .empty)
+            case (.connecting, .didFail): return (.failed, .empty)
+            default: return nil
+            }
+        }, strategy: .latest)
 }
 // README-RECIPE-FAILING-EFFECT-END
 
@@ -83,16 +87,19 @@ struct ReadmeRecipesTests {
         let attempts = Recording<Duration>()
         let flakyFetch = SignalProducer<String, NetworkError> { observer, _ in
             attempts.append(scheduler.now)
-            if attempts.count < 3 { observer.send(error: .unreachable) } else {
+            if attempts.count < 3 {
+                observer.send(error: .unreachable)
+            } else {
                 observer.send(value: "profile")
                 observer.sendCompleted()
             }
         }
         // README-RECIPE-RETRY-BEGIN
-        let profile = flakyFetch
-            .retry(upTo: 3, interval: .seconds(2), on: scheduler)   // wait 2 s before each new attempt
-            .replaceError(with: "offline")                          // after the last failure
-        let shown = MutableProperty<[String]>([])                   // thread safe, unlike a captured var
+        let profile =
+            flakyFetch
+            .retry(upTo: 3, interval: .seconds(2), on: scheduler)  // wait 2 s before each new attempt
+            .replaceError(with: "offline")  // after the last failure
+        let shown = MutableProperty<[String]>([])  // thread safe, unlike a captured var
         profile.startWithValues { name in shown.modify { $0.append(name) } }
         // README-RECIPE-RETRY-END
         scheduler.run()
@@ -108,9 +115,9 @@ struct ReadmeRecipesTests {
         // README-RECIPE-DEBOUNCE-BEGIN
         searchText.signal
             .skipRepeats()
-            .debounce(.milliseconds(300), on: scheduler)   // wait for a pause in typing
+            .debounce(.milliseconds(300), on: scheduler)  // wait for a pause in typing
             .filter { !$0.isEmpty }
-            .observeValues(automaton.sender)               // sends without keeping the automaton
+            .observeValues(automaton.sender)  // sends without keeping the automaton
         // README-RECIPE-DEBOUNCE-END
         for text in ["s", "si", "sig"] {
             searchText.value = text
@@ -137,15 +144,15 @@ struct ReadmeRecipesTests {
         let audit = ReplyAudit()
         do {
             let automaton = makeLoginMachine(loginOK: .empty, logoutOK: .empty)
-            automaton.send(.logout)             // before follow: not seen
+            automaton.send(.logout)  // before follow: not seen
             // README-RECIPE-ACTOR-USE-BEGIN
             await audit.follow(automaton)
-            automaton.send(.loginOK)            // fails in loggedOut: the audit records it
+            automaton.send(.loginOK)  // fails in loggedOut: the audit records it
             automaton.send(.login)
             // README-RECIPE-ACTOR-USE-END
-            automaton.send(.login)              // fails in loggingIn
+            automaton.send(.login)  // fails in loggingIn
         }
-        await audit.finished()                  // the automaton is released, so its replies complete
+        await audit.finished()  // the automaton is released, so its replies complete
         #expect(await audit.failures == [.failure(.loginOK, .loggedOut), .failure(.login, .loggingIn)])
     }
 
@@ -159,33 +166,39 @@ struct ReadmeRecipesTests {
         await audit.finished()
         automaton.send(.logout)
         let failures = await audit.failures
-        #expect(failures == [] || failures == [.failure(.logout, .loggedOut)], "nothing after stop; the reply before it may be seen")
+        #expect(
+            failures == [] || failures == [.failure(.logout, .loggedOut)],
+            "nothing after stop; the reply before it may be seen")
     }
 
     @Test("the mapping table's case-with-payload snippet compiles and binds the associated value")
     func connectionInputSnippet() {
         // README-MAPPING-CASE-BEGIN
-        enum ConnectionInput: Sendable, Equatable { case connect, opened(session: String), retry
+        enum ConnectionInput: Sendable, Equatable {
+            case connect, opened(session: String), retry
             var session: String? { if case let .opened(session) = self { session } else { nil } }
         }
         enum Connection: Sendable, Equatable { case idle, connecting, connected(session: String) }
 
-        let connection = Automaton<Connection, ConnectionInput>(state: .idle, table: [
-            .connect  | .idle => .connecting,
-            \.session | { state, session in state == .connecting ? .connected(session: session) : nil },
-            .retry    | any => .connecting,
-        ])
+        let connection = Automaton<Connection, ConnectionInput>(
+            state: .idle,
+            table: [
+                .connect | .idle => .connecting,
+                \.session | { state, session in state == .connecting ? .connected(session: session) : nil },
+                .retry | any => .connecting,
+            ])
         // README-MAPPING-CASE-END
         let replies = connection.replies.record()
         for input: ConnectionInput in [.opened(session: "early"), .connect, .opened(session: "s1"), .retry] {
             connection.send(input)
         }
-        #expect(replies.values == [
-            .value(.failure(.opened(session: "early"), .idle)),
-            .value(.success(.connect, .idle, .connecting)),
-            .value(.success(.opened(session: "s1"), .connecting, .connected(session: "s1"))),
-            .value(.success(.retry, .connected(session: "s1"), .connecting)),
-        ])
+        #expect(
+            replies.values == [
+                .value(.failure(.opened(session: "early"), .idle)),
+                .value(.success(.connect, .idle, .connecting)),
+                .value(.success(.opened(session: "s1"), .connecting, .connected(session: "s1"))),
+                .value(.success(.retry, .connected(session: "s1"), .connecting)),
+            ])
     }
 
     @Test("for await logging sees every reply sent after the stream was made")
@@ -196,7 +209,7 @@ struct ReadmeRecipesTests {
         do {
             let automaton = makeLoginMachine(loginOK: .empty, logoutOK: .empty)
             // README-RECIPE-LOGGING-BEGIN
-            let replies = automaton.replies.stream()   // observes now: no later reply is missed
+            let replies = automaton.replies.stream()  // observes now: no later reply is missed
             let logger = Task {
                 for await reply in replies { log("automaton: \(reply)") }
             }
@@ -206,9 +219,10 @@ struct ReadmeRecipesTests {
             logging = logger
         }
         await logging?.value  // the automaton is released, so its replies complete
-        #expect(lines.values == [
-            "automaton: success(login, loggedOut => loggingIn)",
-            "automaton: success(loginOK, loggingIn => loggedIn)",
-        ])
+        #expect(
+            lines.values == [
+                "automaton: success(login, loggedOut => loggingIn)",
+                "automaton: success(loginOK, loggingIn => loggedIn)",
+            ])
     }
 }

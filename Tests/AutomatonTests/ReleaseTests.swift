@@ -17,18 +17,20 @@ struct ReleaseTests {
         weak var weakReplies: Signal<Reply<Int, Step>, Never>?
         weak var weakStateSignal: Signal<Int, Never>?
         do {
-            let automaton = Automaton(state: 0, input: input, mapping: { (state: Int, step: Step) in
-                guard step == .go else { return (state + 1, .empty) }
-                let tracked = LiveObject()
-                let effect = SignalProducer<Step, Never> { observer, lifetime in
-                    let id = state
-                    lifetime.observeEnded { withExtendedLifetime(tracked) { ended.append(id) } }
-                    lifetime += scheduler.schedule(after: .seconds(1), interval: .seconds(1)) {
-                        observer.send(value: .echo)
+            let automaton = Automaton(
+                state: 0, input: input,
+                mapping: { (state: Int, step: Step) in
+                    guard step == .go else { return (state + 1, .empty) }
+                    let tracked = LiveObject()
+                    let effect = SignalProducer<Step, Never> { observer, lifetime in
+                        let id = state
+                        lifetime.observeEnded { withExtendedLifetime(tracked) { ended.append(id) } }
+                        lifetime += scheduler.schedule(after: .seconds(1), interval: .seconds(1)) {
+                            observer.send(value: .echo)
+                        }
                     }
-                }
-                return (state + 1, effect)
-            }, strategy: .merge)
+                    return (state + 1, effect)
+                }, strategy: .merge)
             let observerObject = LiveObject()
             automaton.replies.observeValues { _ in withExtendedLifetime(observerObject) {} }
             automaton.state.signal.observeValues { _ in withExtendedLifetime(observerObject) {} }
@@ -80,12 +82,15 @@ struct ReleaseTests {
     @Test("concurrent observe, dispose, send and release on automata never crash or hang")
     func concurrentObserveDisposeSendRelease() async {
         for _ in 0..<50 {
-            let holder = Locked<Automaton<Int, Step>?>(Automaton(state: 0, mapping: { (state: Int, step: Step) in
-                let effect = SignalProducer<Step, Never> { observer, _ in
-                    if step == .go { DispatchQueue.global().async { observer.send(value: .echo) } }
-                }
-                return (state + 1, effect)
-            }, strategy: .latest))
+            let holder = Locked<Automaton<Int, Step>?>(
+                Automaton(
+                    state: 0,
+                    mapping: { (state: Int, step: Step) in
+                        let effect = SignalProducer<Step, Never> { observer, _ in
+                            if step == .go { DispatchQueue.global().async { observer.send(value: .echo) } }
+                        }
+                        return (state + 1, effect)
+                    }, strategy: .latest))
             await runOnThreads(4, timeout: 300) { thread in
                 for iteration in 0..<200 {
                     guard let automaton = holder.withCriticalRegion({ $0 }) else { return }

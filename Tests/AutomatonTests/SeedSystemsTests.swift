@@ -32,7 +32,9 @@ final class AppServices: Sendable {
 }
 
 final class AppLauncher: Sendable {
-    enum State: Sendable, Hashable, CaseIterable { case uninitialized, initialized, upgrading, indexing, loggedOut, loggedIn }
+    enum State: Sendable, Hashable, CaseIterable {
+        case uninitialized, initialized, upgrading, indexing, loggedOut, loggedIn
+    }
     enum Input: Sendable, Hashable, CaseIterable { case initialize, upgrade, indexDatabase, logIn, logOut }
 
     let machine: Automaton<State, Input>
@@ -58,21 +60,23 @@ final class AppLauncher: Sendable {
             services.show("login") { send(.logIn) }  // login successful callback
         }
 
-        machine = Automaton(state: .uninitialized, table: [
-            /* Input        |      from             to       |   effect    */
-            .initialize     | .uninitialized => .initialized | initialize,
+        machine = Automaton(
+            state: .uninitialized,
+            table: [
+                /* Input        |      from             to       |   effect    */
+                .initialize | .uninitialized => .initialized | initialize,
 
-            .upgrade        | .initialized   => .upgrading   | upgrade,
+                .upgrade | .initialized => .upgrading | upgrade,
 
-            .indexDatabase  | .initialized   =>  .indexing   | indexDatabase,
-            .indexDatabase  | .upgrading     =>  .indexing   | indexDatabase,
+                .indexDatabase | .initialized => .indexing | indexDatabase,
+                .indexDatabase | .upgrading => .indexing | indexDatabase,
 
-            .logIn          | .indexing      => .loggedIn    | logIn,
-            .logIn          | .loggedOut     => .loggedIn    | logIn,
+                .logIn | .indexing => .loggedIn | logIn,
+                .logIn | .loggedOut => .loggedIn | logIn,
 
-            .logOut         | .indexing      => .loggedOut   | logOut,
-            .logOut         | .loggedIn      => .loggedOut   | logOut,
-        ])
+                .logOut | .indexing => .loggedOut | logOut,
+                .logOut | .loggedIn => .loggedOut | logOut,
+            ])
     }
 
     func initialize() {
@@ -90,9 +94,11 @@ protocol Transitionable: Sendable {
 /// Gauntlet's `StateMachine`, as an automaton whose input is the target state: a one-row table whose
 /// row accepts any input and leads to it when the current state allows it.
 func transitionMachine<State: Transitionable>(initialState: State) -> Automaton<State, State> {
-    Automaton(state: initialState, table: [
-        any | { state, target in state.shouldTransition(to: target) ? target : nil },
-    ])
+    Automaton(
+        state: initialState,
+        table: [
+            any | { state, target in state.shouldTransition(to: target) ? target : nil }
+        ])
 }
 
 enum TrafficLight: Transitionable, Hashable, CaseIterable {
@@ -158,18 +164,20 @@ enum ConnectionInput: Sendable, Hashable {
 func connectionMachine(
     connect: @escaping @Sendable (_ attempt: Int) -> SignalProducer<ConnectionInput, Never>
 ) -> Automaton<ConnectionState, ConnectionInput> {
-    Automaton(state: .idle, strategy: .latest, table: [
-        /* Input  | from => to, or { state, value in next state }                        | effect */
-        .connect  | .idle => .connecting(attempt: 1)                                     | connect(1),
-        \.session | { state, session in state.attempt.map { _ in .connected(session: session) } },
-        \.reason  | { state, reason in
-                        state.attempt.map { .failed(reason: reason, attempt: $0) }
-                            ?? (state.isConnected ? .failed(reason: reason, attempt: 0) : nil)
-                    },
-        .retry    | { state, _ in state.failedAttempt.map { .connecting(attempt: $0 + 1) } }
-                                                                                         | { state, _ in connect((state.failedAttempt ?? 0) + 1) },
-        .cancel   | any => .idle,
-    ])
+    Automaton(
+        state: .idle, strategy: .latest,
+        table: [
+            /* Input  | from => to, or { state, value in next state }                        | effect */
+            .connect | .idle => .connecting(attempt: 1) | connect(1),
+            \.session | { state, session in state.attempt.map { _ in .connected(session: session) } },
+            \.reason | { state, reason in
+                state.attempt.map { .failed(reason: reason, attempt: $0) }
+                    ?? (state.isConnected ? .failed(reason: reason, attempt: 0) : nil)
+            },
+            .retry | { state, _ in state.failedAttempt.map { .connecting(attempt: $0 + 1) } }
+                | { state, _ in connect((state.failedAttempt ?? 0) + 1) },
+            .cancel | any => .idle,
+        ])
 }
 
 // MARK: Automaton (seed 003): a Mealy mapper whose output is a postponed input.
@@ -197,17 +205,19 @@ enum PlaybackInput: Sendable, Hashable {
 /// output; the last row keeps the state, with no output, for every other input (as the mapper's
 /// `default` does).
 func playbackMachine() -> Automaton<Playback, PlaybackInput> {
-    Automaton(state: Playback(), table: [
-        \.selected    | { _, video in Playback(video: video, isLoading: true) }
-                      | { _, input in postpone(.loaded(input.selected ?? "")) },
-        \.loadedVideo | { state, video in video == state.video ? Playback(video: video) : nil }
-                      | postpone(.play),
-        .play         | { state, _ in
-                            state.isLoading || state.video == nil ? nil : Playback(video: state.video, isPlaying: true)
-                        },
-        .pause        | { state, _ in Playback(video: state.video, isLoading: state.isLoading) },
-        any           | { state, _ in state },
-    ])
+    Automaton(
+        state: Playback(),
+        table: [
+            \.selected | { _, video in Playback(video: video, isLoading: true) }
+                | { _, input in postpone(.loaded(input.selected ?? "")) },
+            \.loadedVideo | { state, video in video == state.video ? Playback(video: video) : nil }
+                | postpone(.play),
+            .play | { state, _ in
+                state.isLoading || state.video == nil ? nil : Playback(video: state.video, isPlaying: true)
+            },
+            .pause | { state, _ in Playback(video: state.video, isLoading: state.isLoading) },
+            any | { state, _ in state },
+        ])
 }
 
 @Suite("The seed systems (BRIEF §7)")
@@ -225,14 +235,16 @@ struct SeedSystemsTests {
         services.trigger("tour list")
         services.trigger("login")
 
-        #expect(states.values == [
-            .value(.initialized), .value(.upgrading), .value(.indexing),
-            .value(.loggedIn), .value(.loggedOut), .value(.loggedIn),
-        ])
-        #expect(services.log.values == [
-            "show upgrade", "create secondary indices", "show tour list",
-            "clear authentication", "show login", "show tour list",
-        ])
+        #expect(
+            states.values == [
+                .value(.initialized), .value(.upgrading), .value(.indexing),
+                .value(.loggedIn), .value(.loggedOut), .value(.loggedIn),
+            ])
+        #expect(
+            services.log.values == [
+                "show upgrade", "create secondary indices", "show tour list",
+                "clear authentication", "show login", "show tour list",
+            ])
     }
 
     @Test("Stated AppLauncher: no upgrade pending and no credentials goes straight to indexing, then loggedOut")
@@ -244,12 +256,13 @@ struct SeedSystemsTests {
         launcher.initialize()
         launcher.initialize()
 
-        #expect(replies.values == [
-            .value(.success(.initialize, .uninitialized, .initialized)),
-            .value(.success(.indexDatabase, .initialized, .indexing)),
-            .value(.success(.logOut, .indexing, .loggedOut)),
-            .value(.failure(.initialize, .loggedOut)),
-        ])
+        #expect(
+            replies.values == [
+                .value(.success(.initialize, .uninitialized, .initialized)),
+                .value(.success(.indexDatabase, .initialized, .indexing)),
+                .value(.success(.logOut, .indexing, .loggedOut)),
+                .value(.failure(.initialize, .loggedOut)),
+            ])
     }
 
     @Test("Gauntlet TrafficLight: only red → green → yellow → red transitions succeed")
@@ -306,17 +319,20 @@ struct SeedSystemsTests {
         let machine = playbackMachine()
         let log = Recording<String>()
         machine.replies.observeValues { log.append("reply \($0.input)") }
-        machine.state.signal.observeValues { log.append("state \($0.video ?? "-") loading=\($0.isLoading) playing=\($0.isPlaying)") }
+        machine.state.signal.observeValues {
+            log.append("state \($0.video ?? "-") loading=\($0.isLoading) playing=\($0.isPlaying)")
+        }
 
         machine.send(.select("intro"))
         machine.send(.pause)
 
-        #expect(log.values == [
-            "state intro loading=true playing=false", "reply select(\"intro\")",
-            "state intro loading=false playing=false", "reply loaded(\"intro\")",
-            "state intro loading=false playing=true", "reply play",
-            "state intro loading=false playing=false", "reply pause",
-        ])
+        #expect(
+            log.values == [
+                "state intro loading=true playing=false", "reply select(\"intro\")",
+                "state intro loading=false playing=false", "reply loaded(\"intro\")",
+                "state intro loading=false playing=true", "reply play",
+                "state intro loading=false playing=false", "reply pause",
+            ])
     }
 }
 
@@ -335,29 +351,35 @@ struct ConnectionTableTests {
 
         machine.send(.connect)
         machine.send(.retry)
-        machine.send(.retry)        // refused: connected, nothing failed
+        machine.send(.retry)  // refused: connected, nothing failed
         machine.send(.opened(session: "late"))  // refused: not connecting
         machine.send(.dropped(reason: "reset"))
         machine.send(.cancel)
 
         #expect(attempts.values == [1, 2])
-        #expect(states.values == [
-            .value(.connecting(attempt: 1)),
-            .value(.failed(reason: "timeout", attempt: 1)),
-            .value(.connecting(attempt: 2)),
-            .value(.connected(session: "s2")),
-            .value(.failed(reason: "reset", attempt: 0)),
-            .value(.idle),
-        ])
-        #expect(replies.values == [
-            .value(.success(.connect, .idle, .connecting(attempt: 1))),
-            .value(.success(.dropped(reason: "timeout"), .connecting(attempt: 1), .failed(reason: "timeout", attempt: 1))),
-            .value(.success(.retry, .failed(reason: "timeout", attempt: 1), .connecting(attempt: 2))),
-            .value(.success(.opened(session: "s2"), .connecting(attempt: 2), .connected(session: "s2"))),
-            .value(.failure(.retry, .connected(session: "s2"))),
-            .value(.failure(.opened(session: "late"), .connected(session: "s2"))),
-            .value(.success(.dropped(reason: "reset"), .connected(session: "s2"), .failed(reason: "reset", attempt: 0))),
-            .value(.success(.cancel, .failed(reason: "reset", attempt: 0), .idle)),
-        ])
+        #expect(
+            states.values == [
+                .value(.connecting(attempt: 1)),
+                .value(.failed(reason: "timeout", attempt: 1)),
+                .value(.connecting(attempt: 2)),
+                .value(.connected(session: "s2")),
+                .value(.failed(reason: "reset", attempt: 0)),
+                .value(.idle),
+            ])
+        #expect(
+            replies.values == [
+                .value(.success(.connect, .idle, .connecting(attempt: 1))),
+                .value(
+                    .success(
+                        .dropped(reason: "timeout"), .connecting(attempt: 1), .failed(reason: "timeout", attempt: 1))),
+                .value(.success(.retry, .failed(reason: "timeout", attempt: 1), .connecting(attempt: 2))),
+                .value(.success(.opened(session: "s2"), .connecting(attempt: 2), .connected(session: "s2"))),
+                .value(.failure(.retry, .connected(session: "s2"))),
+                .value(.failure(.opened(session: "late"), .connected(session: "s2"))),
+                .value(
+                    .success(.dropped(reason: "reset"), .connected(session: "s2"), .failed(reason: "reset", attempt: 0))
+                ),
+                .value(.success(.cancel, .failed(reason: "reset", attempt: 0), .idle)),
+            ])
     }
 }

@@ -1,6 +1,6 @@
+import Automaton
 import Dispatch
 import Foundation
-import Automaton
 import Signals
 import Testing
 
@@ -21,9 +21,11 @@ struct TerminationOrderTests {
         await runOnThreads(1) { _ in
             for _ in 0..<400 {
                 let (input, inputObserver) = Signal<Int, Never>.pipe()
-                let automaton = Automaton(state: 0, input: input, mapping: { (state: Int, _: Int) in
-                    (state + 1, withEffect ? SignalProducer<Int, Never>.never : .empty)
-                })
+                let automaton = Automaton(
+                    state: 0, input: input,
+                    mapping: { (state: Int, _: Int) in
+                        (state + 1, withEffect ? SignalProducer<Int, Never>.never : .empty)
+                    })
                 let heard = Locked<[Heard]>([])
                 automaton.state.signal.observeValues { state in heard.withCriticalRegion { $0.append(.state(state)) } }
                 automaton.replies.observe { event in
@@ -70,7 +72,9 @@ struct TerminationOrderTests {
         }
     }
 
-    @Test("a state producer started on another thread, whose observer is slow, does not delay old state observers past the reply")
+    @Test(
+        "a state producer started on another thread, whose observer is slow, does not delay old state observers past the reply"
+    )
     func slowStateProducerDoesNotReorder() async {
         let automaton = Automaton(state: 0, mapping: { (state: Int, input: Int) in input })
         let heard = Locked<[String]>([])
@@ -107,9 +111,11 @@ struct TerminationOrderTests {
     func noStateChangeAfterTermination() {
         let scheduler = TestScheduler()
         let (input, inputObserver) = Signal<Int, Never>.pipe()
-        let automaton = Automaton(state: 0, input: input, mapping: { (state: Int, _: Int) in
-            (state + 1, SignalProducer(value: 1).delay(.seconds(1), on: scheduler))
-        })
+        let automaton = Automaton(
+            state: 0, input: input,
+            mapping: { (state: Int, _: Int) in
+                (state + 1, SignalProducer(value: 1).delay(.seconds(1), on: scheduler))
+            })
         let states = Locked<[Int]>([])
         automaton.state.signal.observeValues { state in states.withCriticalRegion { $0.append(state) } }
         inputObserver.send(value: 0)

@@ -22,9 +22,11 @@ struct TerminationTests {
     func inputCompletionDuringEffect() {
         let effect = ControlledEffect<TreeInput>()
         let (input, inputObserver) = Signal<TreeInput, Never>.pipe()
-        let automaton = Automaton(state: 0, input: input, mapping: { state, input in
-            input == .start ? (state + 1, effect.producer) : (state + 10, .empty)
-        })
+        let automaton = Automaton(
+            state: 0, input: input,
+            mapping: { state, input in
+                input == .start ? (state + 1, effect.producer) : (state + 10, .empty)
+            })
         let replies = automaton.replies.record()
 
         inputObserver.send(value: .start)
@@ -35,11 +37,12 @@ struct TerminationTests {
 
         effect.runs[0].observer.sendCompleted()
 
-        #expect(replies.values == [
-            .value(.success(.start, 0, 1)),
-            .value(.success(.child, 1, 11)),
-            .completed,
-        ])
+        #expect(
+            replies.values == [
+                .value(.success(.start, 0, 1)),
+                .value(.success(.child, 1, 11)),
+                .completed,
+            ])
         #expect(effect.liveRuns == [])
     }
 
@@ -56,17 +59,19 @@ struct TerminationTests {
         effect.runs[0].observer.send(value: .child)
 
         #expect(effect.liveRuns == [])
-        #expect(replies.values == [
-            .value(.success(.start, 0, 1)),
-            .value(.success(.start, 1, 2)),
-            .interrupted,
-        ])
+        #expect(
+            replies.values == [
+                .value(.success(.start, 0, 1)),
+                .value(.success(.start, 1, 2)),
+                .interrupted,
+            ])
     }
 
     @Test("release before any effect: replies complete, then state completes, and the automaton is freed")
     func releaseWithoutEffects() {
         let (input, inputObserver) = Signal<TreeInput, Never>.pipe()
-        var automaton: Automaton<Int, TreeInput>? = Automaton(state: 0, input: input, mapping: { state, _ in state + 1 })
+        var automaton: Automaton<Int, TreeInput>? = Automaton(
+            state: 0, input: input, mapping: { state, _ in state + 1 })
         weak let weakAutomaton = automaton
         let log = Recording<String>()
         automaton?.replies.observe { log.append("reply \($0)") }
@@ -76,7 +81,10 @@ struct TerminationTests {
         automaton = nil
 
         #expect(weakAutomaton == nil)
-        #expect(log.values == ["state value(1)", "reply value(success(start, 0 => 1))", "reply completed", "state completed"])
+        #expect(
+            log.values == [
+                "state value(1)", "reply value(success(start, 0 => 1))", "reply completed", "state completed",
+            ])
         inputObserver.send(value: .start)  // nothing left to receive it
         #expect(log.count == 4)
     }
@@ -99,9 +107,10 @@ struct TerminationTests {
         effect.runs[0].observer.send(value: .child)  // after release: ignored
 
         #expect(weakAutomaton == nil)
-        #expect(log.values == [
-            "state value(1)", "reply value(success(start, 0 => 1))", "start effect#0",
-            "reply completed", "end effect#0", "state completed",
-        ])
+        #expect(
+            log.values == [
+                "state value(1)", "reply value(success(start, 0 => 1))", "start effect#0",
+                "reply completed", "end effect#0", "state completed",
+            ])
     }
 }

@@ -26,25 +26,28 @@ struct VirtualTimeEffectTests {
         // The cancelled effect's task runs its `catch` on the concurrency pool, after the input that
         // cancelled it was processed: the test awaits it here rather than assuming it already ran.
         let (cancellations, cancellation) = AsyncStream<Void>.makeStream()
-        let automaton = Automaton<String, SearchInput>(state: "idle", mapping: { _, input in
-            switch input {
-            case let .query(text):
-                let effect = SignalProducer<SearchInput, Never>(operation: {
-                    started.append(text)
-                    do {
-                        try await clock.sleep(for: .milliseconds(300))
-                    } catch {
-                        cancelled.append(text)
-                        cancellation.yield()
-                        throw error
-                    }
-                    return .found(text)
-                }, catch: { _ in .found("error") })
-                return ("searching \(text)", effect)
-            case let .found(text):
-                return ("showing \(text)", .empty)
-            }
-        }, strategy: .latest)
+        let automaton = Automaton<String, SearchInput>(
+            state: "idle",
+            mapping: { _, input in
+                switch input {
+                case let .query(text):
+                    let effect = SignalProducer<SearchInput, Never>(
+                        operation: {
+                            started.append(text)
+                            do {
+                                try await clock.sleep(for: .milliseconds(300))
+                            } catch {
+                                cancelled.append(text)
+                                cancellation.yield()
+                                throw error
+                            }
+                            return .found(text)
+                        }, catch: { _ in .found("error") })
+                    return ("searching \(text)", effect)
+                case let .found(text):
+                    return ("showing \(text)", .empty)
+                }
+            }, strategy: .latest)
         // Made before anything is sent, so no reply can be missed.
         var replies = automaton.replies.stream().makeAsyncIterator()
 
@@ -63,11 +66,12 @@ struct VirtualTimeEffectTests {
         for _ in 0..<3 {
             seen.append("\(try #require(await replies.next()))")
         }
-        #expect(seen == [
-            "success(query(a), idle => searching a)",
-            "success(query(ab), searching a => searching ab)",
-            "success(found(ab), searching ab => showing ab)",
-        ])
+        #expect(
+            seen == [
+                "success(query(a), idle => searching a)",
+                "success(query(ab), searching a => searching ab)",
+                "success(found(ab), searching ab => showing ab)",
+            ])
         #expect(automaton.state.value == "showing ab")
         var cancellationIterator = cancellations.makeAsyncIterator()
         await cancellationIterator.next()

@@ -147,17 +147,21 @@ struct TestClockTests {
         let scheduler = TestScheduler()
         let clock = scheduler.clock
         let recorder = EventRecorder<String, Never>()
-        let run = SignalProducer<String, Never>(operation: {
-            try await clock.sleep(for: .seconds(1))
-            return "done"
-        }, catch: { _ in "failed" }).start(recorder.observer)
+        let run = SignalProducer<String, Never>(
+            operation: {
+                try await clock.sleep(for: .seconds(1))
+                return "done"
+            }, catch: { _ in "failed" }
+        ).start(recorder.observer)
         await clock.waitForSleepers(1)
         run.dispose()
         #expect(scheduler.pendingActionCount == 0)
         #expect(recorder.events == [.interrupted])
     }
 
-    @Test("a sleep ends at its deadline, and a sleeper that waitForSleepers counted is woken by the next advance past it, however the clock moved meanwhile")
+    @Test(
+        "a sleep ends at its deadline, and a sleeper that waitForSleepers counted is woken by the next advance past it, however the clock moved meanwhile"
+    )
     func sleepDeadlineIsAbsolute() async {
         for _ in 0..<200 {
             let scheduler = TestScheduler()

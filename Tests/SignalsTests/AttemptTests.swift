@@ -87,7 +87,9 @@ struct AttemptTests {
         #expect(resulting.events == [.value("1"), .value("2"), .failed(.other)])
     }
 
-    @Test("Producer attempt and attemptMap: each run starts afresh, a failure ends the underlying run, disposal interrupts it")
+    @Test(
+        "Producer attempt and attemptMap: each run starts afresh, a failure ends the underlying run, disposal interrupts it"
+    )
     func producerRunsAndDisposal() {
         let producer = SignalProducer<Int, TestError>(values: 1, 2, 3)
             .attemptMap { (value: Int) throws(TestError) -> Int in

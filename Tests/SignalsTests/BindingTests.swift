@@ -143,7 +143,8 @@ private let allPairs: [(BindingSourceKind, BindingTargetKind)] = BindingSourceKi
 
 @Suite("Binding with <~")
 struct BindingTests {
-    @Test("values flow to the target until the source terminates; the binding then reports disposed", arguments: allPairs)
+    @Test(
+        "values flow to the target until the source terminates; the binding then reports disposed", arguments: allPairs)
     func sourceTermination(source: BindingSourceKind, target: BindingTargetKind) {
         let sourceFixture = BindingSourceFixture(source)
         let targetFixture = BindingTargetFixture(target)
@@ -173,8 +174,9 @@ struct BindingTests {
         if source == .producer { #expect(sourceFixture.runLog.entries == ["started", "ended"]) }
     }
 
-    @Test("ending the target's lifetime ends the binding; a property target is not kept alive by it",
-          arguments: BindingSourceKind.allCases, [BindingTargetKind.bindingTarget, .mutableProperty])
+    @Test(
+        "ending the target's lifetime ends the binding; a property target is not kept alive by it",
+        arguments: BindingSourceKind.allCases, [BindingTargetKind.bindingTarget, .mutableProperty])
     func targetLifetime(source: BindingSourceKind, target: BindingTargetKind) {
         let sourceFixture = BindingSourceFixture(source)
         let targetFixture = BindingTargetFixture(target)
@@ -189,8 +191,9 @@ struct BindingTests {
         if source == .producer { #expect(sourceFixture.runLog.entries == ["started", "ended"]) }
     }
 
-    @Test("binding to a target whose lifetime has ended binds nothing and starts no producer",
-          arguments: BindingSourceKind.allCases)
+    @Test(
+        "binding to a target whose lifetime has ended binds nothing and starts no producer",
+        arguments: BindingSourceKind.allCases)
     func endedTarget(source: BindingSourceKind) {
         let sourceFixture = BindingSourceFixture(source)
         let (lifetime, token) = Lifetime.make()
@@ -204,8 +207,9 @@ struct BindingTests {
         #expect(sourceFixture.runLog.entries == [])
     }
 
-    @Test("values sent from two threads at once all reach the target, one at a time, each thread's in order",
-          arguments: allPairs)
+    @Test(
+        "values sent from two threads at once all reach the target, one at a time, each thread's in order",
+        arguments: allPairs)
     func twoThreads(source: BindingSourceKind, target: BindingTargetKind) {
         let perThread = 10_000
         let sourceFixture = BindingSourceFixture(source)
@@ -227,8 +231,9 @@ struct BindingTests {
         #expect(binding.isDisposed)
     }
 
-    @Test("many rounds of sends racing the end of the target's lifetime: nothing arrives after the end returns",
-          arguments: [BindingSourceKind.signal, .producer], [BindingTargetKind.bindingTarget, .mutableProperty])
+    @Test(
+        "many rounds of sends racing the end of the target's lifetime: nothing arrives after the end returns",
+        arguments: [BindingSourceKind.signal, .producer], [BindingTargetKind.bindingTarget, .mutableProperty])
     func lifetimeEndRacingSends(source: BindingSourceKind, target: BindingTargetKind) {
         for _ in 0..<200 {
             let sourceFixture = BindingSourceFixture(source)

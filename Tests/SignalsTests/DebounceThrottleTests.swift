@@ -2,7 +2,9 @@ import Signals
 import Testing
 
 /// An event and the virtual time an observer heard it at.
-struct HeardAt<Value: Equatable & Sendable, Failure: Swift.Error & Equatable>: Equatable, Sendable, CustomStringConvertible {
+struct HeardAt<Value: Equatable & Sendable, Failure: Swift.Error & Equatable>: Equatable, Sendable,
+    CustomStringConvertible
+{
     let time: Duration
     let event: Event<Value, Failure>
 
@@ -48,9 +50,11 @@ struct DebounceTests {
         // in the scheduler for an observer that keeps it (a reference cycle until the action runs).
         input.sendCompleted()
         scheduler.advance()
-        #expect(log.entries == [
-            Heard(.milliseconds(1500), .value(2)), Heard(.milliseconds(2500), .value(3)), Heard(.milliseconds(6500), .completed),
-        ])
+        #expect(
+            log.entries == [
+                Heard(.milliseconds(1500), .value(2)), Heard(.milliseconds(2500), .value(3)),
+                Heard(.milliseconds(6500), .completed),
+            ])
     }
 
     @Test("debounce drops the waiting value on completion and completes through the scheduler")
@@ -102,7 +106,8 @@ struct DebounceTests {
             let scheduler = TestScheduler()
             let (signal, input) = Signal<Int, TestError>.pipe()
             let log = TestLog<Heard>()
-            signal.debounce(.seconds(1), on: scheduler, discardWhenCompleted: false).observe(timedObserver(log, scheduler))
+            signal.debounce(.seconds(1), on: scheduler, discardWhenCompleted: false).observe(
+                timedObserver(log, scheduler))
             input.send(value: 1)
             input.send(terminal)
             scheduler.run()
@@ -157,18 +162,20 @@ struct DebounceTests {
         let (signal, input) = Signal<Int, Never>.pipe()
         let log = TestLog<HeardAt<Int, Never>>()
         let debounced = signal.debounce(.seconds(1), on: scheduler)
-        debounced.observe(Observer { event in
-            log.append(HeardAt(scheduler.now, event))
-            if case let .value(value) = event, value < 3 { input.send(value: value + 1) }
-        })
+        debounced.observe(
+            Observer { event in
+                log.append(HeardAt(scheduler.now, event))
+                if case let .value(value) = event, value < 3 { input.send(value: value + 1) }
+            })
         input.send(value: 1)
         scheduler.advance(by: .seconds(10))
         input.sendCompleted()
         scheduler.run()
-        #expect(log.entries == [
-            HeardAt(.seconds(1), .value(1)), HeardAt(.seconds(2), .value(2)), HeardAt(.seconds(3), .value(3)),
-            HeardAt(.seconds(10), .completed),
-        ])
+        #expect(
+            log.entries == [
+                HeardAt(.seconds(1), .value(1)), HeardAt(.seconds(2), .value(2)), HeardAt(.seconds(3), .value(3)),
+                HeardAt(.seconds(10), .completed),
+            ])
         withExtendedLifetime(debounced) {}
     }
 
@@ -226,9 +233,11 @@ struct ThrottleTests {
         // The observer keeps the scheduler: end the stream so that nothing is left waiting for it.
         input.sendCompleted()
         scheduler.advance()
-        #expect(log.entries == [
-            Heard(.zero, .value(0)), Heard(.seconds(1), .value(2)), Heard(.seconds(4), .value(3)), Heard(.seconds(4), .completed),
-        ])
+        #expect(
+            log.entries == [
+                Heard(.zero, .value(0)), Heard(.seconds(1), .value(2)), Heard(.seconds(4), .value(3)),
+                Heard(.seconds(4), .completed),
+            ])
     }
 
     @Test("throttle schedules completion at once and drops a value still waiting for its interval")
@@ -297,18 +306,20 @@ struct ThrottleTests {
         let (signal, input) = Signal<Int, Never>.pipe()
         let log = TestLog<HeardAt<Int, Never>>()
         let throttled = signal.throttle(.seconds(1), on: scheduler)
-        throttled.observe(Observer { event in
-            log.append(HeardAt(scheduler.now, event))
-            if case let .value(value) = event, value < 3 { input.send(value: value + 1) }
-        })
+        throttled.observe(
+            Observer { event in
+                log.append(HeardAt(scheduler.now, event))
+                if case let .value(value) = event, value < 3 { input.send(value: value + 1) }
+            })
         input.send(value: 1)
         scheduler.advance(by: .seconds(10))
         input.sendCompleted()
         scheduler.run()
-        #expect(log.entries == [
-            HeardAt(.zero, .value(1)), HeardAt(.seconds(1), .value(2)), HeardAt(.seconds(2), .value(3)),
-            HeardAt(.seconds(10), .completed),
-        ])
+        #expect(
+            log.entries == [
+                HeardAt(.zero, .value(1)), HeardAt(.seconds(1), .value(2)), HeardAt(.seconds(2), .value(3)),
+                HeardAt(.seconds(10), .completed),
+            ])
         withExtendedLifetime(throttled) {}
     }
 
@@ -355,7 +366,8 @@ struct DebounceThrottleOwnershipTests {
             let scheduler = TestScheduler()
             freed.object = scheduler
             let (signal, input) = Signal<Int, Never>.pipe()
-            let result = operatorName == "debounce"
+            let result =
+                operatorName == "debounce"
                 ? signal.debounce(.seconds(1), on: scheduler)
                 : signal.throttle(.seconds(1), on: scheduler)
             result.observe(recorder.observer)
@@ -370,7 +382,8 @@ struct DebounceThrottleOwnershipTests {
 }
 
 extension DebounceThrottleOwnershipTests {
-    @Test("a scheduler dropped with a throttled value still waiting for its interval is freed", arguments: [false, true])
+    @Test(
+        "a scheduler dropped with a throttled value still waiting for its interval is freed", arguments: [false, true])
     func droppedSchedulerWithWaitingValueIsFreed(endsUpstream: Bool) {
         let recorder = EventRecorder<Int, Never>()
         let freed = WeakBox<TestScheduler>()
@@ -419,12 +432,15 @@ extension DebounceThrottleOwnershipTests {
         func schedule(after delay: Duration, action: @escaping @Sendable () -> Void) -> Disposable? {
             base.schedule(after: delay, action: action)
         }
-        func schedule(after delay: Duration, interval: Duration, leeway: Duration, action: @escaping @Sendable () -> Void) -> Disposable? {
+        func schedule(
+            after delay: Duration, interval: Duration, leeway: Duration, action: @escaping @Sendable () -> Void
+        ) -> Disposable? {
             base.schedule(after: delay, interval: interval, leeway: leeway, action: action)
         }
     }
 
-    @Test("throttle reads the scheduler's clock with no lock held: a clock that sends into the source does not deadlock")
+    @Test(
+        "throttle reads the scheduler's clock with no lock held: a clock that sends into the source does not deadlock")
     func throttleReadsClockUnlocked() {
         let scheduler = ObservedClockScheduler()
         let (signal, input) = Signal<Int, Never>.pipe()
@@ -437,7 +453,11 @@ extension DebounceThrottleOwnershipTests {
         scheduler.onRead = {
             // Sends into the throttle's source from inside `now`, as the firing reads the clock: the
             // throttle must not hold its lock here, or this send deadlocks on it.
-            if reads.withValue({ $0 += 1; return $0 }) == 1 { input.send(value: 3) }
+            if reads.withValue({
+                $0 += 1; return $0
+            }) == 1 {
+                input.send(value: 3)
+            }
         }
         #expect(Watchdog.runOnThreads(1) { _ in scheduler.base.advance(by: .seconds(1)) })
         scheduler.onRead = {}

@@ -104,11 +104,12 @@ struct DisposableTests {
 
         // `disposed` still gets 1 (being delivered when it was disposed), but nothing after, not even
         // the 2 that was queued before the disposal.
-        #expect(log.value == [
-            "blocker 1", "dispose returned", "disposed 1", "kept 1",
-            "blocker 2", "kept 2",
-            "blocker 3", "kept 3",
-        ])
+        #expect(
+            log.value == [
+                "blocker 1", "dispose returned", "disposed 1", "kept 1",
+                "blocker 2", "kept 2",
+                "blocker 3", "kept 3",
+            ])
         #expect(disposable.isDisposed)
     }
 

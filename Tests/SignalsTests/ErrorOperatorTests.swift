@@ -5,7 +5,9 @@ import Testing
 
 /// A producer that counts its starts and, on each, sends the start's number and then fails, until
 /// start `succeedingAt` (if any), which sends its number and completes.
-private func countingFailures(_ starts: LockedTestValue<Int>, succeedingAt: Int? = nil) -> SignalProducer<Int, TestError> {
+private func countingFailures(_ starts: LockedTestValue<Int>, succeedingAt: Int? = nil) -> SignalProducer<
+    Int, TestError
+> {
     SignalProducer { observer, _ in
         let start = starts.withValue { count -> Int in
             count += 1
@@ -120,7 +122,8 @@ struct ErrorOperatorTests {
         #expect(probe.maximum == 1)
     }
 
-    @Test("An observer of replaceError's or promoteError's result that sends into the source is queued, never recursive")
+    @Test(
+        "An observer of replaceError's or promoteError's result that sends into the source is queued, never recursive")
     func replaceAndPromoteErrorReentrancy() {
         let failing: [Event<Int, TestError>] = [.value(1), .value(2), .failed(.boom)]
         let replaced = eventsWithReentrantSends(failing) { $0.replaceError(with: 0) }
@@ -130,7 +133,9 @@ struct ErrorOperatorTests {
         #expect(promoted == [.value(1), .value(2), .completed])
     }
 
-    @Test("replaceError and flatMapError under four sending threads: every value delivered before the failure, then the replacement")
+    @Test(
+        "replaceError and flatMapError under four sending threads: every value delivered before the failure, then the replacement"
+    )
     func replaceAndFlatMapErrorThreads() {
         let (signal, input) = Signal<Int, TestError>.pipe()
         let delivered = EventRecorder<Int, TestError>()
@@ -140,9 +145,11 @@ struct ErrorOperatorTests {
         signal.replaceError(with: -1).observe(replaced.observer)
         signal.flatMapError { _ in SignalProducer<Int, Never>(values: -1, -2) }.observe(flatMapped.observer)
         // Thread 2 fails the source once it has sent its values; the others are still sending.
-        sendFromFourThreads(perThread: 10_000, { input.send(value: $0) }, afterValues: { thread in
-            if thread == 2 { input.send(error: .boom) }
-        })
+        sendFromFourThreads(
+            perThread: 10_000, { input.send(value: $0) },
+            afterValues: { thread in
+                if thread == 2 { input.send(error: .boom) }
+            })
         let order = delivered.values
         #expect(delivered.events.last == .failed(.boom) && delivered.terminalCount == 1)
         #expect(order.count >= 10_000 && Set(order).count == order.count)
@@ -202,26 +209,32 @@ struct ErrorOperatorTests {
         #expect(disposed.events == [.interrupted])
     }
 
-    @Test("An observer of materialize's or dematerialize's result that sends into the source is queued, never recursive")
+    @Test(
+        "An observer of materialize's or dematerialize's result that sends into the source is queued, never recursive")
     func materializeReentrancy() {
         let failing: [Event<Int, TestError>] = [.value(1), .value(2), .failed(.boom)]
         let materialized = eventsWithReentrantSends(failing) { $0.materialize() }
         #expect(materialized == [.value(.value(1)), .value(.value(2)), .value(.failed(.boom)), .completed])
-        let script: [Event<Event<Int, TestError>, Never>] = [.value(.value(1)), .value(.value(2)), .value(.completed), .value(.value(3))]
+        let script: [Event<Event<Int, TestError>, Never>] = [
+            .value(.value(1)), .value(.value(2)), .value(.completed), .value(.value(3)),
+        ]
         let dematerialized = eventsWithReentrantSends(script) { $0.dematerialize() }
         #expect(dematerialized == [.value(1), .value(2), .completed])
     }
 
-    @Test("dematerialize under four sending threads: every value once, in delivery order, then the materialized failure")
+    @Test(
+        "dematerialize under four sending threads: every value once, in delivery order, then the materialized failure")
     func dematerializeThreads() {
         let (signal, input) = Signal<Event<Int, TestError>, Never>.pipe()
         let delivered = EventRecorder<Event<Int, TestError>, Never>()
         let dematerialized = EventRecorder<Int, TestError>()
         signal.observe(delivered.observer)
         signal.dematerialize().observe(dematerialized.observer)
-        sendFromFourThreads(perThread: 10_000, { input.send(value: .value($0)) }, afterValues: { thread in
-            if thread == 1 { input.send(value: .failed(.boom)) }
-        })
+        sendFromFourThreads(
+            perThread: 10_000, { input.send(value: .value($0)) },
+            afterValues: { thread in
+                if thread == 1 { input.send(value: .failed(.boom)) }
+            })
         let order = delivered.values.prefix { $0 != .failed(.boom) }.compactMap(\.value)
         #expect(order.count >= 10_000 && Set(order).count == order.count)
         #expect(dematerialized.events == order.map { .value($0) } + [.failed(.boom)])
@@ -299,9 +312,10 @@ struct ErrorOperatorTests {
         scheduler.advance(by: .seconds(1))
         #expect(log.entries == ["value(1)@0.0 seconds", "value(2)@5.0 seconds"])
         scheduler.run()
-        #expect(log.entries == [
-            "value(1)@0.0 seconds", "value(2)@5.0 seconds", "value(3)@10.0 seconds", "failed(boom)@10.0 seconds",
-        ])
+        #expect(
+            log.entries == [
+                "value(1)@0.0 seconds", "value(2)@5.0 seconds", "value(3)@10.0 seconds", "failed(boom)@10.0 seconds",
+            ])
         #expect(scheduler.pendingActionCount == 0)
     }
 

@@ -65,7 +65,9 @@ private let allStrategies: [FlattenStrategy] = [.merge, .latest, .concat]
 struct FlatMapTests {
     // MARK: All strategies
 
-    @Test("the outer stream's failure fails the result at once and disposes the outer run and running inners", arguments: allStrategies)
+    @Test(
+        "the outer stream's failure fails the result at once and disposes the outer run and running inners",
+        arguments: allStrategies)
     func outerFailure(strategy: FlattenStrategy) {
         let harness = Harness()
         let recorder = EventRecorder<Int, FlattenTestError>()
@@ -78,7 +80,9 @@ struct FlatMapTests {
         #expect(harness.log == ["start outer", "start 1", "end outer", "end 1"])
     }
 
-    @Test("an inner stream's failure fails the result at once and disposes the outer run and other inners", arguments: allStrategies)
+    @Test(
+        "an inner stream's failure fails the result at once and disposes the outer run and other inners",
+        arguments: allStrategies)
     func innerFailure(strategy: FlattenStrategy) {
         let harness = Harness()
         let recorder = EventRecorder<Int, FlattenTestError>()
@@ -92,7 +96,8 @@ struct FlatMapTests {
         #expect(harness.log == ["start outer", "start 1", "end 1", "end outer"])
     }
 
-    @Test("interrupting the outer stream interrupts the result and disposes the running inner", arguments: allStrategies)
+    @Test(
+        "interrupting the outer stream interrupts the result and disposes the running inner", arguments: allStrategies)
     func outerInterruption(strategy: FlattenStrategy) {
         let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
         let harness = Harness()
@@ -123,7 +128,9 @@ struct FlatMapTests {
         #expect(harness.log == ["start outer", "start 1", "end 1", "end outer"])
     }
 
-    @Test("disposing the result's run interrupts it and ends the outer run and every running inner", arguments: allStrategies)
+    @Test(
+        "disposing the result's run interrupts it and ends the outer run and every running inner",
+        arguments: allStrategies)
     func disposal(strategy: FlattenStrategy) {
         let harness = Harness()
         let recorder = EventRecorder<Int, FlattenTestError>()
@@ -162,7 +169,8 @@ struct FlatMapTests {
     @Test("a result completes at once when the outer stream completes without sending", arguments: allStrategies)
     func emptyOuter(strategy: FlattenStrategy) {
         let recorder = EventRecorder<Int, FlattenTestError>()
-        SignalProducer<Int, FlattenTestError>.empty.flatMap(strategy) { SignalProducer(value: $0) }.start(recorder.observer)
+        SignalProducer<Int, FlattenTestError>.empty.flatMap(strategy) { SignalProducer(value: $0) }.start(
+            recorder.observer)
         #expect(recorder.events == [.completed])
     }
 
@@ -172,7 +180,8 @@ struct FlatMapTests {
         SignalProducer<Int, FlattenTestError>(values: [1, 2, 3])
             .flatMap(strategy) { SignalProducer(values: [$0 * 10, $0 * 10 + 1]) }
             .start(recorder.observer)
-        #expect(recorder.events == [.value(10), .value(11), .value(20), .value(21), .value(30), .value(31), .completed])
+        #expect(
+            recorder.events == [.value(10), .value(11), .value(20), .value(21), .value(30), .value(31), .completed])
     }
 
     @Test("an inner started after the result ended never runs", arguments: allStrategies)
@@ -191,7 +200,9 @@ struct FlatMapTests {
         #expect(log.log == ["start 1"])
     }
 
-    @Test("a result observer that feeds each value back into the outer signal runs a long chain in constant stack", arguments: allStrategies)
+    @Test(
+        "a result observer that feeds each value back into the outer signal runs a long chain in constant stack",
+        arguments: allStrategies)
     func synchronousFeedback(strategy: FlattenStrategy) {
         let steps = 10_000
         let (outer, outerInput) = Signal<Int, FlattenTestError>.pipe()
@@ -256,9 +267,11 @@ struct FlatMapTests {
         #expect(signalRecorder.events == [.value(1), .value(2), .value(3), .completed])
 
         let producerRecorder = EventRecorder<Int, FlattenTestError>()
-        SignalProducer<SignalProducer<Int, FlattenTestError>, FlattenTestError>(values: [SignalProducer(value: 1), .empty, SignalProducer(values: [2, 3])])
-            .flatten(.merge)
-            .start(producerRecorder.observer)
+        SignalProducer<SignalProducer<Int, FlattenTestError>, FlattenTestError>(values: [
+            SignalProducer(value: 1), .empty, SignalProducer(values: [2, 3]),
+        ])
+        .flatten(.merge)
+        .start(producerRecorder.observer)
         #expect(producerRecorder.events == [.value(1), .value(2), .value(3), .completed])
     }
 
@@ -278,7 +291,9 @@ struct FlatMapTests {
         #expect(producerRecorder.events == [.value(1), .value(1), .value(2), .value(2), .completed])
 
         // The inner error type is inferred from the outer one when nothing says otherwise.
-        let inferred: SignalProducer<Int, Never> = SignalProducer<Int, Never>(value: 1).flatMap(.latest) { SignalProducer(value: $0 + 1) }
+        let inferred: SignalProducer<Int, Never> = SignalProducer<Int, Never>(value: 1).flatMap(.latest) {
+            SignalProducer(value: $0 + 1)
+        }
         let inferredRecorder = EventRecorder<Int, Never>()
         inferred.start(inferredRecorder.observer)
         #expect(inferredRecorder.events == [.value(2), .completed])
@@ -430,13 +445,14 @@ struct FlatMapTests {
         let gate = DispatchSemaphore(value: 0)
         // The first value blocks its delivering thread, so that inner 1's signal keeps delivering while the
         // test queues more of its events and replaces it.
-        harness.outer.flatMap(.latest) { harness.inner($0) }.start(Observer { event in
-            recorder.observer.send(event)
-            if event == .value(10) {
-                entered.signal()
-                _ = gate.wait(timeout: .now() + 10)
-            }
-        })
+        harness.outer.flatMap(.latest) { harness.inner($0) }.start(
+            Observer { event in
+                recorder.observer.send(event)
+                if event == .value(10) {
+                    entered.signal()
+                    _ = gate.wait(timeout: .now() + 10)
+                }
+            })
         harness.outerObserver.send(value: 1)
         let inner1 = harness.innerObserver(1)
         let sender = DispatchGroup()
@@ -448,7 +464,7 @@ struct FlatMapTests {
         switch lateTerminal {
         case .completed: inner1.sendCompleted()
         case .failed: inner1.send(error: .inner)
-        case .interruptedByReplacement: break // replacing it queues its `.interrupted`
+        case .interruptedByReplacement: break  // replacing it queues its `.interrupted`
         }
         harness.outerObserver.send(value: 2)
         harness.innerObserver(2).send(value: 20)
@@ -518,10 +534,13 @@ struct FlatMapTests {
         harness.innerObserver(3).sendCompleted()
 
         #expect(recorder.events == [.value(10), .value(20), .value(30), .completed])
-        #expect(harness.log == ["start outer", "start 1", "end 1", "start 2", "end 2", "start 3", "end outer", "end 3"])
+        #expect(
+            harness.log == ["start outer", "start 1", "end 1", "start 2", "end 2", "start 3", "end outer", "end 3"])
     }
 
-    @Test("concat completes when the outer stream completes after every inner, or the last queued inner completes after it")
+    @Test(
+        "concat completes when the outer stream completes after every inner, or the last queued inner completes after it"
+    )
     func concatCompletion() {
         let harness = Harness()
         let recorder = EventRecorder<Int, FlattenTestError>()

@@ -129,8 +129,9 @@ struct LifetimeTests {
         #expect(log.value == ["observer value(1)", "lifetime ended", "observer completed"])
     }
 
-    @Test("A producer's lifetime ends when the run completes or fails, and later disposal changes nothing",
-          arguments: [Event<Int, TestError>.completed, .failed(.boom)])
+    @Test(
+        "A producer's lifetime ends when the run completes or fails, and later disposal changes nothing",
+        arguments: [Event<Int, TestError>.completed, .failed(.boom)])
     func producerTerminationEndsLifetime(terminal: Event<Int, TestError>) {
         let ends = LockedTestValue(0)
         let producer = SignalProducer<Int, TestError> { observer, lifetime in

@@ -19,7 +19,9 @@ struct LogEventsTests {
         return timestamp.range(of: pattern, options: .regularExpression) != nil
     }
 
-    @Test("Signal.logEvents writes one timestamped line per event, with the identifier and the event, and forwards every event")
+    @Test(
+        "Signal.logEvents writes one timestamped line per event, with the identifier and the event, and forwards every event"
+    )
     func signalLines() throws {
         let (signal, input) = Signal<String, TestError>.pipe()
         let log = TestLog<String>()
@@ -68,7 +70,8 @@ struct LogEventsTests {
         #expect(try log.entries.map { try #require(parse($0)).rest } == ["[only] completed"])
 
         let producerLog = TestLog<String>()
-        SignalProducer<Int, Never>(values: 1, 2).logEvents(identifier: "v", events: .value, logger: producerLog.append).start()
+        SignalProducer<Int, Never>(values: 1, 2).logEvents(identifier: "v", events: .value, logger: producerLog.append)
+            .start()
         #expect(try producerLog.entries.map { try #require(parse($0)).rest } == ["[v] value(1)", "[v] value(2)"])
     }
 
@@ -76,11 +79,14 @@ struct LogEventsTests {
     func producerLines() throws {
         let log = TestLog<String>()
         let recorder = EventRecorder<Int, Never>()
-        SignalProducer<Int, Never>(values: 1, 2).logEvents(identifier: "sync", logger: log.append).start(recorder.observer)
+        SignalProducer<Int, Never>(values: 1, 2).logEvents(identifier: "sync", logger: log.append).start(
+            recorder.observer)
         #expect(recorder.events == [.value(1), .value(2), .completed])
-        #expect(try log.entries.map { try #require(parse($0)).rest } == [
-            "[sync] starting", "[sync] value(1)", "[sync] value(2)", "[sync] completed", "[sync] disposed", "[sync] started",
-        ])
+        #expect(
+            try log.entries.map { try #require(parse($0)).rest } == [
+                "[sync] starting", "[sync] value(1)", "[sync] value(2)", "[sync] completed", "[sync] disposed",
+                "[sync] started",
+            ])
     }
 
     @Test("Producer logEvents logs the interruption and disposal of a disposed run")
@@ -91,9 +97,10 @@ struct LogEventsTests {
         source.input().send(value: 3)
         run.dispose()
         #expect(source.hasEnded())
-        #expect(try log.entries.map { try #require(parse($0)).rest } == [
-            "[net] starting", "[net] started", "[net] value(3)", "[net] interrupted", "[net] disposed",
-        ])
+        #expect(
+            try log.entries.map { try #require(parse($0)).rest } == [
+                "[net] starting", "[net] started", "[net] value(3)", "[net] interrupted", "[net] disposed",
+            ])
     }
 
     @Test("UTC timestamps match Foundation's ISO 8601 formatting across leap years, centuries and the epoch")
@@ -101,7 +108,9 @@ struct LogEventsTests {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         formatter.timeZone = TimeZone(identifier: "UTC")
-        var instants: [Int64] = [0, 1, 59, 86_399, 86_400, 951_782_400, 951_868_799, 1_798_000_000, 4_107_542_400, -1, -86_401]
+        var instants: [Int64] = [
+            0, 1, 59, 86_399, 86_400, 951_782_400, 951_868_799, 1_798_000_000, 4_107_542_400, -1, -86_401,
+        ]
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2_000 {
             instants.append(Int64.random(in: -2_208_988_800...253_402_300_799, using: &generator))
@@ -110,7 +119,10 @@ struct LogEventsTests {
             let expected = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
             #expect(UTCTimestamp.format(secondsSinceEpoch: seconds, nanoseconds: 0) == expected, "seconds \(seconds)")
         }
-        #expect(UTCTimestamp.format(secondsSinceEpoch: 1_795_322_401, nanoseconds: 123_999_999) == "2026-11-22T04:40:01.123Z")
-        #expect(UTCTimestamp.format(secondsSinceEpoch: 951_782_400, nanoseconds: 5_000_000) == "2000-02-29T00:00:00.005Z")
+        #expect(
+            UTCTimestamp.format(secondsSinceEpoch: 1_795_322_401, nanoseconds: 123_999_999)
+                == "2026-11-22T04:40:01.123Z")
+        #expect(
+            UTCTimestamp.format(secondsSinceEpoch: 951_782_400, nanoseconds: 5_000_000) == "2000-02-29T00:00:00.005Z")
     }
 }

@@ -203,12 +203,13 @@ struct MapFilterTests {
             source.input(index).send(value: 2)
             #expect(source.hasEnded(index))
         }
-        #expect(recorders.map(\.events) == [
-            [.value(2), .interrupted],
-            [.value(1), .interrupted],
-            [.value(1), .interrupted],
-            [.value(1), .interrupted],
-        ])
+        #expect(
+            recorders.map(\.events) == [
+                [.value(2), .interrupted],
+                [.value(1), .interrupted],
+                [.value(1), .interrupted],
+                [.value(1), .interrupted],
+            ])
     }
 
     @Test("A signal operator delivers every value from many threads, serially and without loss")

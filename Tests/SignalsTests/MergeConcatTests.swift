@@ -71,7 +71,9 @@ struct MergeConcatTests {
         #expect(recorder.events == [.failed(.boom)])
     }
 
-    @Test("Signal.merge of inputs sending from many threads delivers every value once, in each input's order, then completes once")
+    @Test(
+        "Signal.merge of inputs sending from many threads delivers every value once, in each input's order, then completes once"
+    )
     func signalMergeConcurrent() {
         for _ in 0..<10 {
             let pipes = (0..<4).map { _ in Signal<Int, Never>.pipe() }
@@ -143,7 +145,9 @@ struct MergeConcatTests {
         #expect(later.startCount == 0)
     }
 
-    @Test("Producer merge counts an interrupted inner run as completed and leaves the others running, as in ReactiveSwift")
+    @Test(
+        "Producer merge counts an interrupted inner run as completed and leaves the others running, as in ReactiveSwift"
+    )
     func producerMergeInnerInterruption() {
         let first = OperatorTestControlledProducer<Int>()
         let second = OperatorTestControlledProducer<Int>()
@@ -255,10 +259,11 @@ struct MergeConcatTests {
             let first = OperatorTestControlledProducer<Int>()
             let recorder = EventRecorder<Int, TestError>()
             let done = DispatchSemaphore(value: 0)
-            first.producer.concat(SignalProducer(values: 2, 3)).start(Observer { event in
-                recorder.observer.send(event)
-                if event.isTerminating { done.signal() }
-            })
+            first.producer.concat(SignalProducer(values: 2, 3)).start(
+                Observer { event in
+                    recorder.observer.send(event)
+                    if event.isTerminating { done.signal() }
+                })
             operatorTestRunOnNewThread {
                 first.input().send(value: 1)
                 first.input().sendCompleted()

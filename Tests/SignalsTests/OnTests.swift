@@ -24,12 +24,13 @@ struct OnTests {
         input.send(value: 1)
         input.send(value: 2)
         input.sendCompleted()
-        #expect(log.entries == [
-            "event value(1)", "value 1", "observer value(1)",
-            "event value(2)", "value 2", "observer value(2)",
-            "event completed", "completed", "terminated", "observer completed",
-            "disposed",
-        ])
+        #expect(
+            log.entries == [
+                "event value(1)", "value 1", "observer value(1)",
+                "event value(2)", "value 2", "observer value(2)",
+                "event completed", "completed", "terminated", "observer completed",
+                "disposed",
+            ])
     }
 
     @Test("Signal.on runs failed, terminated and disposed around a failure")
@@ -39,9 +40,10 @@ struct OnTests {
         hooked(signal, log).observe { log.append("observer \($0)") }
         input.send(error: .boom)
         input.send(value: 1)
-        #expect(log.entries == [
-            "event failed(boom)", "failed boom", "terminated", "observer failed(boom)", "disposed",
-        ])
+        #expect(
+            log.entries == [
+                "event failed(boom)", "failed boom", "terminated", "observer failed(boom)", "disposed",
+            ])
     }
 
     @Test("Signal.on runs interrupted, terminated and disposed around an interruption")
@@ -72,12 +74,13 @@ struct OnTests {
                 disposed: { log.append("disposed") }
             )
             .start { log.append("observer \($0)") }
-        #expect(log.entries == [
-            "starting", "handler",
-            "event value(1)", "value 1", "observer value(1)",
-            "event completed", "completed", "terminated", "observer completed", "disposed",
-            "started",
-        ])
+        #expect(
+            log.entries == [
+                "starting", "handler",
+                "event value(1)", "value 1", "observer value(1)",
+                "event completed", "completed", "terminated", "observer completed", "disposed",
+                "started",
+            ])
     }
 
     @Test("Producer on runs failed, terminated and disposed when the run fails")
@@ -113,17 +116,19 @@ struct OnTests {
         run.dispose()
         source.input().send(value: 2)
         #expect(source.hasEnded())
-        #expect(log.entries == [
-            "starting", "started",
-            "value 1", "observer value(1)",
-            "interrupted", "terminated", "disposed", "observer interrupted",
-        ])
+        #expect(
+            log.entries == [
+                "starting", "started",
+                "value 1", "observer value(1)",
+                "interrupted", "terminated", "disposed", "observer interrupted",
+            ])
     }
 
     @Test("Each run of an on(…) producer runs its own hooks")
     func producerPerRun() {
         let log = TestLog<String>()
-        let producer = SignalProducer<Int, Never>(value: 1).on(starting: { log.append("starting") }, disposed: { log.append("disposed") })
+        let producer = SignalProducer<Int, Never>(value: 1).on(
+            starting: { log.append("starting") }, disposed: { log.append("disposed") })
         producer.start()
         producer.start()
         #expect(log.entries == ["starting", "disposed", "starting", "disposed"])

@@ -72,8 +72,8 @@ func expectMessage(
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
     #if DEBUG
-    guard let result else { return }
-    let output = String(decoding: result.standardErrorContent, as: UTF8.self)
-    #expect(output.contains(message), "standard error was: \(output)", sourceLocation: sourceLocation)
+        guard let result else { return }
+        let output = String(decoding: result.standardErrorContent, as: UTF8.self)
+        #expect(output.contains(message), "standard error was: \(output)", sourceLocation: sourceLocation)
     #endif
 }

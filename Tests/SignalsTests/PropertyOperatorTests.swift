@@ -39,10 +39,11 @@ struct PropertyOperatorTests {
         mapped.signal.observeValues { value in log.append("mapped told \(value), reads \(mapped.value)") }
         source.value = 2
         source.value = 3
-        #expect(log.entries == [
-            "source 2: mapped 20, combined 2", "mapped told 20, reads 20",
-            "source 3: mapped 30, combined 3", "mapped told 30, reads 30",
-        ])
+        #expect(
+            log.entries == [
+                "source 2: mapped 20, combined 2", "mapped told 20, reads 20",
+                "source 3: mapped 30, combined 3", "mapped told 30, reads 30",
+            ])
     }
 
     @Test("Releasing the source completes a mapped property's signal; the value stays the last one")

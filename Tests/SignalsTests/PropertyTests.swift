@@ -19,11 +19,12 @@ struct PropertyTests {
         property.value = 1
         property.modify { $0 += 1 }
 
-        #expect(seen.value == [
-            "producer 0, value 0",
-            "signal 1, value 1", "producer 1, value 1",
-            "signal 2, value 2", "producer 2, value 2",
-        ])
+        #expect(
+            seen.value == [
+                "producer 0, value 0",
+                "signal 1, value 1", "producer 1, value 1",
+                "signal 2, value 2", "producer 2, value 2",
+            ])
     }
 
     @Test("producer sends the current value, then each change, then completes when the property goes away")
@@ -210,8 +211,9 @@ struct PropertyTests {
         #expect(producer.events == [.value(7), .completed])
     }
 
-    @Test("Property(initial:then:) takes each value of the signal and completes when it terminates",
-          arguments: [Event<Int, Never>.completed, .interrupted])
+    @Test(
+        "Property(initial:then:) takes each value of the signal and completes when it terminates",
+        arguments: [Event<Int, Never>.completed, .interrupted])
     func propertyFromSignal(terminal: Event<Int, Never>) {
         let (values, input) = Signal<Int, Never>.pipe()
         let property = Property(initial: 0, then: values)
@@ -280,11 +282,12 @@ struct PropertyTests {
 
         property.value = 1
 
-        #expect(log.value == [
-            "first 1 (value 1)", "second 1",
-            "first 2 (value 2)", "second 2",
-            "first 3 (value 3)", "second 3",
-        ])
+        #expect(
+            log.value == [
+                "first 1 (value 1)", "second 1",
+                "first 2 (value 2)", "second 2",
+                "first 3 (value 3)", "second 3",
+            ])
         #expect(property.value == 3)
         #expect(depth.maximum == 1)
     }

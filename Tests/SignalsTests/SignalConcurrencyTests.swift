@@ -36,8 +36,9 @@ struct SignalConcurrencyTests {
         #expect(probe.maximum == 1, "no two deliveries ever overlap")
         for thread in 0..<threads {
             let fromThread = delivered.filter { $0 / perThread == thread }
-            #expect(fromThread == Array(thread * perThread..<(thread + 1) * perThread),
-                    "each sender's values arrive in the order it sent them")
+            #expect(
+                fromThread == Array(thread * perThread..<(thread + 1) * perThread),
+                "each sender's values arrive in the order it sent them")
         }
     }
 

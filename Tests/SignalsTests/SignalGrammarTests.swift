@@ -22,8 +22,9 @@ struct SignalGrammarTests {
         #expect(recorder.events == [.value(1), .value(2), terminal])
     }
 
-    @Test("An observer added after termination gets the terminal event at once, and its disposable is disposed",
-          arguments: terminals)
+    @Test(
+        "An observer added after termination gets the terminal event at once, and its disposable is disposed",
+        arguments: terminals)
     func lateObserverGetsTerminal(terminal: Event<Int, TestError>) {
         let (signal, input) = Signal<Int, TestError>.pipe()
         input.send(value: 1)
@@ -144,12 +145,13 @@ struct SignalGrammarTests {
         input.send(value: 1)
         input.sendCompleted()
 
-        #expect(log.value == [
-            "sender value(1)", "once value(1)", "last value(1)",
-            "sender value(2)", "last value(2)",
-            "sender value(3)", "last value(3)",
-            "sender completed", "last completed",
-        ])
+        #expect(
+            log.value == [
+                "sender value(1)", "once value(1)", "last value(1)",
+                "sender value(2)", "last value(2)",
+                "sender value(3)", "last value(3)",
+                "sender completed", "last completed",
+            ])
     }
 
     @Test("Disposing an observer twice, or after termination, changes nothing")
@@ -221,12 +223,13 @@ struct SignalGrammarTests {
     func observerWithClosures() {
         let (signal, input) = Signal<Int, TestError>.pipe()
         let log = LockedTestValue<[String]>([])
-        signal.observe(Observer(
-            value: { value in log.withValue { $0.append("value \(value)") } },
-            failed: { error in log.withValue { $0.append("failed \(error)") } },
-            completed: { log.withValue { $0.append("completed") } },
-            interrupted: { log.withValue { $0.append("interrupted") } }
-        ))
+        signal.observe(
+            Observer(
+                value: { value in log.withValue { $0.append("value \(value)") } },
+                failed: { error in log.withValue { $0.append("failed \(error)") } },
+                completed: { log.withValue { $0.append("completed") } },
+                interrupted: { log.withValue { $0.append("interrupted") } }
+            ))
 
         input.send(.value(1))
         input.send(value: 2)

@@ -98,7 +98,8 @@ struct SignalOwnershipTests {
         do {
             let captured = Captured()
             weakCaptured = captured
-            let disposable = signal
+            let disposable =
+                signal
                 .map { value -> Int in
                     withExtendedLifetime(captured) {}
                     mapCalls.withValue { $0 += 1 }
@@ -220,11 +221,12 @@ struct SignalOwnershipTests {
             scheduled.withValue { $0 = scheduler.schedule(after: .seconds(10)) { observer.send(value: 1) } }
         }
         let recorder = EventRecorder<Int, Never>()
-        producer.start(Observer { event in
-            recorder.record(event)
-            // Re-enters the scheduler: a deadlock if the observer ran under its lock.
-            _ = scheduler.schedule {}
-        })
+        producer.start(
+            Observer { event in
+                recorder.record(event)
+                // Re-enters the scheduler: a deadlock if the observer ran under its lock.
+                _ = scheduler.schedule {}
+            })
         let finished = await onThread(timeout: 300) {
             scheduled.withValue { $0 }?.dispose()
         }

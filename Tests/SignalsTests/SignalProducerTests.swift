@@ -3,7 +3,6 @@ import Foundation
 import Signals
 import Testing
 
-
 /// A counter for any thread.
 private final class Counter: @unchecked Sendable {
     // Safe: `count` is only touched under `lock`.
@@ -74,7 +73,6 @@ struct SignalProducerTests {
         SignalProducer<Int, Never> { observer, _ in kept.withValue { $0 = observer } }.start()
         #expect(kept.value != nil)
     }
-
 
     @Test("each start runs the start handler anew, with its own observer")
     func eachStartRunsAnew() {
@@ -334,7 +332,8 @@ struct SignalProducerTests {
         #expect(comparable(succeeding.events) == [.value(1), .completed])
 
         let failing = EventRecorder<Int, any Error>()
-        SignalProducer<Int, any Error>(operation: { () async throws -> Int in throw TestError.boom }).start(failing.observer)
+        SignalProducer<Int, any Error>(operation: { () async throws -> Int in throw TestError.boom }).start(
+            failing.observer)
         #expect(await failing.terminated(), "the run did not end")
         #expect(comparable(failing.events) == [.failed(.boom)])
     }

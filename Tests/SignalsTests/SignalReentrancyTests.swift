@@ -51,13 +51,14 @@ struct SignalReentrancyTests {
         // Ending the signal releases its observers, which hold `input`: otherwise a cycle.
         input.sendCompleted()
 
-        #expect(log.value == [
-            "o1 a", "o2 a",
-            "o1 b", "o2 b",
-            "o1 c", "o2 c",
-            "o1 d", "o2 d",
-            "o1 e", "o2 e",
-        ])
+        #expect(
+            log.value == [
+                "o1 a", "o2 a",
+                "o1 b", "o2 b",
+                "o1 c", "o2 c",
+                "o1 d", "o2 d",
+                "o1 e", "o2 e",
+            ])
         #expect(depth.maximum == 1)
     }
 

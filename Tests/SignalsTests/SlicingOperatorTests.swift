@@ -4,7 +4,9 @@ import Signals
 import Testing
 
 /// Sends `values` into `input`, then `terminal`.
-private func send<Value>(_ values: [Value], then terminal: Event<Value, TestError>?, into input: Observer<Value, TestError>) {
+private func send<Value>(
+    _ values: [Value], then terminal: Event<Value, TestError>?, into input: Observer<Value, TestError>
+) {
     for value in values { input.send(value: value) }
     if let terminal { input.send(terminal) }
 }
@@ -192,11 +194,15 @@ struct SlicingOperatorTests {
         #expect(withInitial.events == [.value([0, 1]), .value([1, 2]), .value([2, 3]), .failed(.boom)])
         #expect(withoutInitial.events == [.value([1, 2]), .value([2, 3]), .failed(.boom)])
 
-        let producer = SignalProducer<Int, TestError>(values: 5, 6).combinePrevious(4).map { [$0.previous, $0.current] }
+        let producer = SignalProducer<Int, TestError>(values: 5, 6).combinePrevious(4).map {
+            [$0.previous, $0.current]
+        }
         for _ in 0..<2 {
             let recorder = EventRecorder<[Int], TestError>()
             producer.start(recorder.observer)
-            #expect(recorder.events == [.value([4, 5]), .value([5, 6]), .completed], "each run starts from the initial value")
+            #expect(
+                recorder.events == [.value([4, 5]), .value([5, 6]), .completed],
+                "each run starts from the initial value")
         }
         let source = OperatorTestControlledProducer<Int>()
         let run = source.producer.combinePrevious().start()
@@ -209,7 +215,8 @@ struct SlicingOperatorTests {
     @Test("prefix runs the prefix first, then this producer; a failing prefix does not start it")
     func prefix() {
         let recorder = EventRecorder<Int, TestError>()
-        SignalProducer<Int, TestError>(values: 3, 4).prefix(value: 2).prefix(SignalProducer(value: 1)).start(recorder.observer)
+        SignalProducer<Int, TestError>(values: 3, 4).prefix(value: 2).prefix(SignalProducer(value: 1)).start(
+            recorder.observer)
         #expect(recorder.events == [.value(1), .value(2), .value(3), .value(4), .completed])
 
         let source = OperatorTestControlledProducer<Int>()
@@ -229,10 +236,13 @@ struct SlicingOperatorTests {
 
     @Test("Disposing a collect(), combinePrevious or skipNil run mid-stream interrupts it and ends the underlying run")
     func disposalMidStream() {
-        #expect(eventsDisposingMidStream(after: [1, 2]) { $0.collect() } == [.interrupted], "what was gathered is dropped")
+        #expect(
+            eventsDisposingMidStream(after: [1, 2]) { $0.collect() } == [.interrupted], "what was gathered is dropped")
         let pairs = eventsDisposingMidStream(after: [1, 2]) { $0.combinePrevious(0).map { [$0.previous, $0.current] } }
         #expect(pairs == [.value([0, 1]), .value([1, 2]), .interrupted])
-        let laterPairs = eventsDisposingMidStream(after: [1, 2, 3]) { $0.combinePrevious().map { [$0.previous, $0.current] } }
+        let laterPairs = eventsDisposingMidStream(after: [1, 2, 3]) {
+            $0.combinePrevious().map { [$0.previous, $0.current] }
+        }
         #expect(laterPairs == [.value([1, 2]), .value([2, 3]), .interrupted])
         let nonNil = eventsDisposingMidStream(after: [1, 2, 3]) { $0.map { $0 == 2 ? nil : $0 }.skipNil() }
         #expect(nonNil == [.value(1), .value(3), .interrupted])
@@ -254,7 +264,10 @@ struct SlicingOperatorTests {
     func resultObserverReentrancy() {
         typealias Script = [Event<Int, TestError>]
         let values: (Int...) -> Script = { $0.map { .value($0) } }
-        #expect(eventsWithReentrantSends(values(1, 2, 3, 4) + [.completed]) { $0.skip(first: 2) } == [.value(3), .value(4), .completed])
+        #expect(
+            eventsWithReentrantSends(values(1, 2, 3, 4) + [.completed]) { $0.skip(first: 2) } == [
+                .value(3), .value(4), .completed,
+            ])
         #expect(
             eventsWithReentrantSends(values(1, 2, 3, 1, 4) + [.completed]) { $0.skip(while: { $0 < 3 }) }
                 == [.value(3), .value(1), .value(4), .completed]
@@ -267,7 +280,10 @@ struct SlicingOperatorTests {
             eventsWithReentrantSends(values(1, 2, 3, 4) + [.completed, .value(5)]) { $0.take(last: 2) }
                 == [.value(3), .value(4), .completed]
         )
-        #expect(eventsWithReentrantSends(values(1, 2) + [.completed, .value(3)]) { $0.collect() } == [.value([1, 2]), .completed])
+        #expect(
+            eventsWithReentrantSends(values(1, 2) + [.completed, .value(3)]) { $0.collect() } == [
+                .value([1, 2]), .completed,
+            ])
         #expect(
             eventsWithReentrantSends(values(1, 2, 3, 4, 5) + [.completed]) { $0.collect(count: 2) }
                 == [.value([1, 2]), .value([3, 4]), .value([5]), .completed]
@@ -277,11 +293,15 @@ struct SlicingOperatorTests {
                 == [.value([1, 2, 3]), .value([4, 5]), .completed]
         )
         #expect(
-            eventsWithReentrantSends(values(1, 2, 3) + [.failed(.boom)]) { $0.combinePrevious(0).map { [$0.previous, $0.current] } }
+            eventsWithReentrantSends(values(1, 2, 3) + [.failed(.boom)]) {
+                $0.combinePrevious(0).map { [$0.previous, $0.current] }
+            }
                 == [.value([0, 1]), .value([1, 2]), .value([2, 3]), .failed(.boom)]
         )
         #expect(
-            eventsWithReentrantSends(values(1, 2, 3) + [.interrupted]) { $0.combinePrevious().map { [$0.previous, $0.current] } }
+            eventsWithReentrantSends(values(1, 2, 3) + [.interrupted]) {
+                $0.combinePrevious().map { [$0.previous, $0.current] }
+            }
                 == [.value([1, 2]), .value([2, 3]), .interrupted]
         )
         let optionals: [Event<Int?, TestError>] = [.value(1), .value(nil), .value(3), .completed]
@@ -322,7 +342,9 @@ struct SlicingOperatorTests {
         #expect(pairs.values == [[1, 2], [2, 3], [3, 4], [4, 5], [5, 6]])
     }
 
-    @Test("Four threads sending into one source: each slicing operator, take(while:) and skip(while:) included, sees every value once, in delivery order")
+    @Test(
+        "Four threads sending into one source: each slicing operator, take(while:) and skip(while:) included, sees every value once, in delivery order"
+    )
     func threads() {
         let perThread = 10_000
         let total = 4 * perThread

@@ -49,7 +49,9 @@ struct TakeUntilTests {
         }
     }
 
-    @Test("a producer's take(until:) starts the trigger first: a trigger that fires at once means the producer never starts")
+    @Test(
+        "a producer's take(until:) starts the trigger first: a trigger that fires at once means the producer never starts"
+    )
     func takeUntilProducer() {
         let started = LockedTestValue(false)
         let producer = SignalProducer<Int, Never> { observer, _ in
@@ -94,14 +96,15 @@ struct TakeUntilTests {
         let (trigger, triggerInput) = Signal<Void, Never>.pipe()
         let log = TestLog<Event<Int, Never>>()
         let result = signal.take(until: trigger)
-        result.observe(Observer { event in
-            log.append(event)
-            if case .value(1) = event {
-                input.send(value: 2)
-                triggerInput.send(value: ())
-                input.send(value: 3)
-            }
-        })
+        result.observe(
+            Observer { event in
+                log.append(event)
+                if case .value(1) = event {
+                    input.send(value: 2)
+                    triggerInput.send(value: ())
+                    input.send(value: 3)
+                }
+            })
         input.send(value: 1)
         #expect(log.entries == [.value(1), .completed])
         withExtendedLifetime(result) {}
@@ -193,7 +196,9 @@ struct TakeUntilTests {
         }
     }
 
-    @Test("skip(until:) forwards the source's terminal event before the trigger fires; an interrupted trigger opens nothing")
+    @Test(
+        "skip(until:) forwards the source's terminal event before the trigger fires; an interrupted trigger opens nothing"
+    )
     func skipUntilTerminals() {
         for terminal in [Event<Int, TestError>.failed(.boom), .completed, .interrupted] {
             let (signal, input) = Signal<Int, TestError>.pipe()
@@ -238,10 +243,11 @@ struct TakeUntilTests {
         let (signal, input) = Signal<Int, Never>.pipe()
         let log = TestLog<Event<Int, Never>>()
         let result = signal.skip(until: Signal<Void, Never>.empty)
-        result.observe(Observer { event in
-            log.append(event)
-            if case let .value(value) = event, value < 3 { input.send(value: value + 1) }
-        })
+        result.observe(
+            Observer { event in
+                log.append(event)
+                if case let .value(value) = event, value < 3 { input.send(value: value + 1) }
+            })
         input.send(value: 1)
         #expect(log.entries == [.value(1), .value(2), .value(3)])
         // The observer keeps the input: ending the stream releases it.

@@ -49,7 +49,8 @@ struct TestSchedulerTests {
 
         scheduler.advance(by: .milliseconds(500))
 
-        let expected = [Stamp(.seconds(1), "a"), Stamp(.seconds(1), "b"), Stamp(.seconds(1), "c")]
+        let expected =
+            [Stamp(.seconds(1), "a"), Stamp(.seconds(1), "b"), Stamp(.seconds(1), "c")]
             + (0..<20).map { Stamp(.seconds(1), "d\($0)") }
         #expect(log.entries == expected)
         #expect(scheduler.pendingActionCount == 1)
@@ -71,9 +72,10 @@ struct TestSchedulerTests {
         scheduler.schedule(after: .seconds(-4)) { log.append(Stamp(scheduler.now, "now")) }
 
         scheduler.advance(by: .seconds(3))
-        #expect(log.entries == [
-            Stamp(.zero, "now"), Stamp(.seconds(1), "a"), Stamp(.seconds(2), "b"), Stamp(.seconds(3), "c"),
-        ])
+        #expect(
+            log.entries == [
+                Stamp(.zero, "now"), Stamp(.seconds(1), "a"), Stamp(.seconds(2), "b"), Stamp(.seconds(3), "c"),
+            ])
         #expect(scheduler.now == .seconds(3))
 
         scheduler.advance(by: .seconds(1))
@@ -81,10 +83,11 @@ struct TestSchedulerTests {
         #expect(scheduler.now == .seconds(4))
 
         scheduler.advance(to: .seconds(6))
-        #expect(log.entries == [
-            Stamp(.zero, "now"), Stamp(.seconds(1), "a"), Stamp(.seconds(2), "b"), Stamp(.seconds(3), "c"),
-            Stamp(.seconds(5), "e"),
-        ])
+        #expect(
+            log.entries == [
+                Stamp(.zero, "now"), Stamp(.seconds(1), "a"), Stamp(.seconds(2), "b"), Stamp(.seconds(3), "c"),
+                Stamp(.seconds(5), "e"),
+            ])
         #expect(scheduler.now == .seconds(6))
     }
 
@@ -159,10 +162,11 @@ struct TestSchedulerTests {
 
         scheduler.advance(by: .seconds(5))
 
-        #expect(log.entries == [
-            Stamp(.seconds(1), "a"), Stamp(.milliseconds(1500), "b"), Stamp(.seconds(2), "a.end"),
-            Stamp(.seconds(3), "c"),
-        ])
+        #expect(
+            log.entries == [
+                Stamp(.seconds(1), "a"), Stamp(.milliseconds(1500), "b"), Stamp(.seconds(2), "a.end"),
+                Stamp(.seconds(3), "c"),
+            ])
         #expect(scheduler.now == .seconds(5))
     }
 
@@ -194,9 +198,10 @@ struct TestSchedulerTests {
 
         #expect(finished.wait(timeout: .now() + 10) == .success)
         #expect(waitResults.entries == [.success])
-        #expect(log.entries == [
-            Stamp(.seconds(1), "a"), Stamp(.seconds(1), "from thread, now"), Stamp(.seconds(2), "from thread, +1"),
-        ])
+        #expect(
+            log.entries == [
+                Stamp(.seconds(1), "a"), Stamp(.seconds(1), "from thread, now"), Stamp(.seconds(2), "from thread, +1"),
+            ])
         #expect(scheduler.now == .seconds(5))
     }
 
@@ -279,9 +284,10 @@ struct TestSchedulerTests {
 
         scheduler.run()
 
-        #expect(log.entries == [
-            Stamp(.seconds(1), "a"), Stamp(.seconds(5), "b"), Stamp(.seconds(100), "c"), Stamp(.seconds(151), "d"),
-        ])
+        #expect(
+            log.entries == [
+                Stamp(.seconds(1), "a"), Stamp(.seconds(5), "b"), Stamp(.seconds(100), "c"), Stamp(.seconds(151), "d"),
+            ])
         #expect(scheduler.now == .seconds(151))
         #expect(scheduler.pendingActionCount == 0)
     }
@@ -296,9 +302,10 @@ struct TestSchedulerTests {
         scheduler.schedule(after: .seconds(3)) { log.append(Stamp(scheduler.now, "once")) }
 
         scheduler.advance(by: .seconds(6))
-        #expect(log.entries == [
-            Stamp(.seconds(1), "r"), Stamp(.seconds(3), "once"), Stamp(.seconds(3), "r"), Stamp(.seconds(5), "r"),
-        ])
+        #expect(
+            log.entries == [
+                Stamp(.seconds(1), "r"), Stamp(.seconds(3), "once"), Stamp(.seconds(3), "r"), Stamp(.seconds(5), "r"),
+            ])
 
         scheduler.advance(by: .seconds(1))
         #expect(log.entries.last == Stamp(.seconds(7), "r"))

@@ -20,7 +20,6 @@ private struct Timed<Value: Equatable & Sendable>: Equatable, Sendable, CustomSt
     var description: String { "\(event)@\(time)" }
 }
 
-
 @Suite("Time operators: delay, timer, observe(on:), start(on:)")
 struct TimeOperatorTests {
     // MARK: delay
@@ -44,12 +43,13 @@ struct TimeOperatorTests {
         #expect(log.entries == [Timed(.seconds(2), .value(1))])
 
         scheduler.run()
-        #expect(log.entries == [
-            Timed(.seconds(2), .value(1)),
-            Timed(.seconds(3), .value(2)),
-            Timed(.seconds(3), .value(3)),
-            Timed(.milliseconds(3500), .completed),
-        ])
+        #expect(
+            log.entries == [
+                Timed(.seconds(2), .value(1)),
+                Timed(.seconds(3), .value(2)),
+                Timed(.seconds(3), .value(3)),
+                Timed(.milliseconds(3500), .completed),
+            ])
         #expect(scheduler.pendingActionCount == 0)
     }
 
@@ -170,10 +170,11 @@ struct TimeOperatorTests {
         let completeRun = TestLog<Timed<Int>>()
         producer.start { completeRun.append(Timed(scheduler.now, $0)) }
         scheduler.run()
-        #expect(completeRun.entries == [
-            Timed(.seconds(1), .value(1)), Timed(.seconds(1), .value(2)), Timed(.seconds(1), .value(3)),
-            Timed(.seconds(1), .completed),
-        ])
+        #expect(
+            completeRun.entries == [
+                Timed(.seconds(1), .value(1)), Timed(.seconds(1), .value(2)), Timed(.seconds(1), .value(3)),
+                Timed(.seconds(1), .completed),
+            ])
 
         let disposedRun = TestLog<Timed<Int>>()
         let (signal, input) = Signal<Int, TimeOperatorError>.pipe()
@@ -218,21 +219,23 @@ struct TimeOperatorTests {
             .start { event in log.append(Timed(scheduler.now, event.mapError { never -> TimeOperatorError in })) }
 
         scheduler.advance(by: .milliseconds(3500))
-        #expect(log.entries == [
-            Timed(.seconds(11), .value(.seconds(11))),
-            Timed(.seconds(12), .value(.seconds(12))),
-            Timed(.seconds(13), .value(.seconds(13))),
-        ])
+        #expect(
+            log.entries == [
+                Timed(.seconds(11), .value(.seconds(11))),
+                Timed(.seconds(12), .value(.seconds(12))),
+                Timed(.seconds(13), .value(.seconds(13))),
+            ])
 
         timer.dispose()
         #expect(scheduler.pendingActionCount == 0)
         scheduler.advance(by: .seconds(10))
-        #expect(log.entries == [
-            Timed(.seconds(11), .value(.seconds(11))),
-            Timed(.seconds(12), .value(.seconds(12))),
-            Timed(.seconds(13), .value(.seconds(13))),
-            Timed(.milliseconds(13500), .interrupted),
-        ])
+        #expect(
+            log.entries == [
+                Timed(.seconds(11), .value(.seconds(11))),
+                Timed(.seconds(12), .value(.seconds(12))),
+                Timed(.seconds(13), .value(.seconds(13))),
+                Timed(.milliseconds(13500), .interrupted),
+            ])
     }
 
     @Test("each start of a timer runs its own clock from its start")
@@ -272,10 +275,11 @@ struct TimeOperatorTests {
         #expect(log.entries == [Timed(.zero, .value(1)), Timed(.zero, .value(2))])
 
         scheduler.advance()
-        #expect(log.entries == [
-            Timed(.zero, .value(1)), Timed(.zero, .value(2)),
-            Timed(.seconds(1), .value(3)), Timed(.seconds(1), .failed(.boom)),
-        ])
+        #expect(
+            log.entries == [
+                Timed(.zero, .value(1)), Timed(.zero, .value(2)),
+                Timed(.seconds(1), .value(3)), Timed(.seconds(1), .failed(.boom)),
+            ])
     }
 
     @Test("observe(on:) with a queue scheduler delivers on the queue, in order, sends from many threads included")

@@ -48,7 +48,8 @@ struct TimeoutTests {
     @Test("a producer's timeout counts from each start; disposing a run cancels the deadline")
     func timeoutProducer() {
         let scheduler = TestScheduler()
-        let producer = SignalProducer<Int, Never>.never.timeout(after: .seconds(1), raising: TestError.boom, on: scheduler)
+        let producer = SignalProducer<Int, Never>.never.timeout(
+            after: .seconds(1), raising: TestError.boom, on: scheduler)
         scheduler.advance(by: .seconds(5))
         let recorder = EventRecorder<Int, TestError>()
         let lifetimeEnded = LockedTestValue(false)
@@ -75,10 +76,11 @@ struct TimeoutTests {
         let (signal, input) = Signal<Int, TestError>.pipe()
         let log = TestLog<Event<Int, TestError>>()
         let result = signal.timeout(after: .seconds(1), raising: .other, on: scheduler)
-        result.observe(Observer { event in
-            log.append(event)
-            if case let .value(value) = event, value < 3 { input.send(value: value + 1) }
-        })
+        result.observe(
+            Observer { event in
+                log.append(event)
+                if case let .value(value) = event, value < 3 { input.send(value: value + 1) }
+            })
         input.send(value: 1)
         scheduler.run()
         #expect(log.entries == [.value(1), .value(2), .value(3), .failed(.other)])
@@ -174,7 +176,8 @@ struct SampleTests {
         SignalProducer<Int, Never>(values: 1, 2).sample(on: SignalProducer(values: (), ())).start(recorder.observer)
         #expect(recorder.events == [.value(2), .value(2), .completed])
         let pairs = LockedTestValue<[String]>([])
-        SignalProducer<Int, Never>(value: 7).sample(with: SignalProducer(values: "x", "y")).startWithValues { value, sample in
+        SignalProducer<Int, Never>(value: 7).sample(with: SignalProducer(values: "x", "y")).startWithValues {
+            value, sample in
             pairs.withValue { $0.append("\(value)\(sample)") }
         }
         #expect(pairs.value == ["7x", "7y"])
@@ -209,13 +212,14 @@ struct SampleTests {
         let (sampler, samplerInput) = Signal<Void, Never>.pipe()
         let log = TestLog<Event<Int, Never>>()
         let sampled = signal.sample(on: sampler)
-        sampled.observe(Observer { event in
-            log.append(event)
-            if case let .value(value) = event, value < 3 {
-                input.send(value: value + 1)
-                samplerInput.send(value: ())
-            }
-        })
+        sampled.observe(
+            Observer { event in
+                log.append(event)
+                if case let .value(value) = event, value < 3 {
+                    input.send(value: value + 1)
+                    samplerInput.send(value: ())
+                }
+            })
         input.send(value: 1)
         samplerInput.send(value: ())
         #expect(log.entries == [.value(1), .value(2), .value(3)])

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // The hand-written baselines for W2-W5 and the chain: what a careful programmer writes without a
@@ -191,8 +191,10 @@ final class HandWrittenFeedbackMachine<State, Input>: @unchecked Sendable {
     private let transition: Transition
     private let reply: (HandWrittenReply<State, Input>) -> Void
 
-    init(state: State, transition: @escaping Transition,
-         reply: @escaping (HandWrittenReply<State, Input>) -> Void) {
+    init(
+        state: State, transition: @escaping Transition,
+        reply: @escaping (HandWrittenReply<State, Input>) -> Void
+    ) {
         self.state = state
         self.transition = transition
         self.reply = reply
@@ -280,8 +282,10 @@ final class HandWrittenLatestMachine: @unchecked Sendable {
     private let counts: ReplyCounts
     private let reply: (HandWrittenReply<LoginState, LoginInput>) -> Void
 
-    init(state: LoginState, counts: ReplyCounts,
-         reply: @escaping (HandWrittenReply<LoginState, LoginInput>) -> Void) {
+    init(
+        state: LoginState, counts: ReplyCounts,
+        reply: @escaping (HandWrittenReply<LoginState, LoginInput>) -> Void
+    ) {
         self.state = state
         self.counts = counts
         self.reply = reply

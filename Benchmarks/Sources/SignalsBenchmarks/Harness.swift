@@ -1,9 +1,9 @@
 import AllocationCounter
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Settings for one run of the suite.
@@ -92,11 +92,14 @@ extension Duration {
 /// allocations per event (see `allocationsPerEvent`) on `allocationWorkload` (by default the same
 /// workload; a smaller one where running the full one twice more would take too long), unless
 /// `countAllocations` is false.
-func measure(_ workload: Workload, options: Options, countAllocations: Bool = true,
-             allocationWorkload: Workload? = nil) throws -> Measurement {
+func measure(
+    _ workload: Workload, options: Options, countAllocations: Bool = true,
+    allocationWorkload: Workload? = nil
+) throws -> Measurement {
     if !options.onlyMatches(workload.name) {
-        return Measurement(name: workload.name, events: workload.events, nanosecondsPerEvent: [],
-                           allocationsPerEvent: nil)
+        return Measurement(
+            name: workload.name, events: workload.events, nanosecondsPerEvent: [],
+            allocationsPerEvent: nil)
     }
     let clock = ContinuousClock()
     var samples: [Double] = []

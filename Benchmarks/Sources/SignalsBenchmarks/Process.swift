@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // MARK: Resident memory
@@ -14,22 +14,22 @@ struct ResidentMemory {
 
     static func read() -> ResidentMemory {
         #if os(Linux)
-        var current = 0
-        var peak = 0
-        guard let file = fopen("/proc/self/status", "r") else { return ResidentMemory(current: 0, peak: 0) }
-        defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 256)
-        while fgets(&buffer, Int32(buffer.count), file) != nil {
-            let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let digits = Int(line.filter(\.isNumber)) ?? 0
-            if line.hasPrefix("VmRSS:") { current = digits }
-            if line.hasPrefix("VmHWM:") { peak = digits }
-        }
-        return ResidentMemory(current: current, peak: peak)
+            var current = 0
+            var peak = 0
+            guard let file = fopen("/proc/self/status", "r") else { return ResidentMemory(current: 0, peak: 0) }
+            defer { fclose(file) }
+            var buffer = [CChar](repeating: 0, count: 256)
+            while fgets(&buffer, Int32(buffer.count), file) != nil {
+                let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                let digits = Int(line.filter(\.isNumber)) ?? 0
+                if line.hasPrefix("VmRSS:") { current = digits }
+                if line.hasPrefix("VmHWM:") { peak = digits }
+            }
+            return ResidentMemory(current: current, peak: peak)
         #else
-        var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
-        return ResidentMemory(current: 0, peak: Int(usage.ru_maxrss) / 1024)  // bytes on Darwin
+            var usage = rusage()
+            getrusage(RUSAGE_SELF, &usage)
+            return ResidentMemory(current: 0, peak: Int(usage.ru_maxrss) / 1024)  // bytes on Darwin
         #endif
     }
 }
@@ -85,20 +85,22 @@ func runOnThread<Result>(stackSize: Int, _ body: @escaping () throws -> Result) 
     defer { pthread_attr_destroy(&attributes) }
     pthread_attr_setstacksize(&attributes, stackSize)
     #if os(Linux)
-    var thread = pthread_t()
+        var thread = pthread_t()
     #else
-    var thread: pthread_t?
+        var thread: pthread_t?
     #endif
     let context = Unmanaged.passRetained(box).toOpaque()
-    let created = pthread_create(&thread, &attributes, { context in
-        Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue().body()
-        return nil
-    }, context)
+    let created = pthread_create(
+        &thread, &attributes,
+        { context in
+            Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, context)
     guard created == 0 else { throw WrongResult(description: "pthread_create failed: \(created)") }
     #if os(Linux)
-    pthread_join(thread, nil)
+        pthread_join(thread, nil)
     #else
-    pthread_join(thread!, nil)
+        pthread_join(thread!, nil)
     #endif
     return try result!.get()
 }

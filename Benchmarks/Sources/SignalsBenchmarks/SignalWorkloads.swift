@@ -2,9 +2,9 @@ import OpenCombine
 import Signals
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A running total that observers add to. Safe: each workload drives it from one thread only (the one

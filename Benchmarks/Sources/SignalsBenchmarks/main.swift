@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 var options = Options()
@@ -13,7 +13,8 @@ while let argument = arguments.popFirst() {
     case "--repetitions": options.repetitionsOverride = arguments.popFirst().flatMap { Int($0) }
     case "--only": options.only = arguments.popFirst()
     case "--help", "-h":
-        print("""
+        print(
+            """
             usage: SignalsBenchmarks [--quick] [--scale N] [--repetitions N] [NAME...]
               --quick            counts / 10 and 3 repetitions (a few minutes at most)
               --scale N          divide every count by N (for profiling under valgrind)

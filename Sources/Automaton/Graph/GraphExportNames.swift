@@ -38,7 +38,8 @@ struct DiagramIdentifiers {
         var result = ""
         var pendingSeparator = false
         for scalar in name.unicodeScalars {
-            let isIdentifierCharacter = scalar.isASCII
+            let isIdentifierCharacter =
+                scalar.isASCII
                 && (("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar))
             if isIdentifierCharacter {
                 if pendingSeparator, !result.isEmpty { result.append("_") }

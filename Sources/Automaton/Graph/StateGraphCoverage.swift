@@ -48,7 +48,8 @@ extension StateGraph {
                 }
             }
             guard !taken.isEmpty else {
-                preconditionFailure("Internal inconsistency: \(remaining) transitions not reachable from the initial state")
+                preconditionFailure(
+                    "Internal inconsistency: \(remaining) transitions not reachable from the initial state")
             }
             paths.append(Path(start: initialState, edges: taken.map { edges[$0] }))
         }

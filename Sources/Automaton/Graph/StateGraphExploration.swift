@@ -73,7 +73,8 @@ extension StateGraph {
         stateLimit: Int,
         transition: (State, Input) -> (State, SignalProducer<Input, Never>?)?
     ) {
-        precondition(stateLimit >= 1, "A state graph needs room for at least its initial state; stateLimit is \(stateLimit).")
+        precondition(
+            stateLimit >= 1, "A state graph needs room for at least its initial state; stateLimit is \(stateLimit).")
         var states = [initialState]
         var stateIndices = [initialState: 0]
         var edges: [Edge] = []
@@ -107,10 +108,11 @@ extension StateGraph {
                     continue
                 }
                 let effect = EdgeEffect(producer)
-                edges.append(Edge(
-                    from: from, input: input, to: to, fromIndex: next, inputIndex: inputIndex, toIndex: toIndex,
-                    startsEffect: effect.starts, effectKey: effect.key, cancelledKeys: effect.cancelledKeys
-                ))
+                edges.append(
+                    Edge(
+                        from: from, input: input, to: to, fromIndex: next, inputIndex: inputIndex, toIndex: toIndex,
+                        startsEffect: effect.starts, effectKey: effect.key, cancelledKeys: effect.cancelledKeys
+                    ))
             }
             edgeRanges.append(firstEdge..<edges.count)
             rejected.append(rejectedHere)
@@ -185,7 +187,9 @@ extension Automaton where State: Hashable {
     /// processing, and starts no effect; it neither sends inputs nor changes the automaton. The
     /// mapping must be pure: see `StateGraph.init(from:inputs:stateLimit:mapping:)` for the order of
     /// calls and the limit.
-    public func graph(inputs: [Input], stateLimit: Int = StateGraph<State, Input>.defaultStateLimit) -> StateGraph<State, Input> {
+    public func graph(inputs: [Input], stateLimit: Int = StateGraph<State, Input>.defaultStateLimit) -> StateGraph<
+        State, Input
+    > {
         StateGraph(exploringFrom: state.value, inputs: inputs, stateLimit: stateLimit, transition: engine.mapping)
     }
 }

@@ -52,21 +52,22 @@ extension Signal {
     ) -> Signal<NewValue, Error> {
         let hasFailed = Locked(false)
         return Signal<NewValue, Error>.relaying { output in
-            observe(Observer { event in
-                guard case let .value(value) = event else {
-                    if let terminal = event.terminal(as: NewValue.self) { output.send(terminal) }
-                    return
-                }
-                // Delivery is serial: no other value is being transformed while this one is.
-                guard !hasFailed.withCriticalRegion({ $0 }) else { return }
-                switch transform(value) {
-                case let .success(newValue):
-                    output.send(value: newValue)
-                case let .failure(error):
-                    hasFailed.withCriticalRegion { $0 = true }
-                    output.send(error: error)
-                }
-            })
+            observe(
+                Observer { event in
+                    guard case let .value(value) = event else {
+                        if let terminal = event.terminal(as: NewValue.self) { output.send(terminal) }
+                        return
+                    }
+                    // Delivery is serial: no other value is being transformed while this one is.
+                    guard !hasFailed.withCriticalRegion({ $0 }) else { return }
+                    switch transform(value) {
+                    case let .success(newValue):
+                        output.send(value: newValue)
+                    case let .failure(error):
+                        hasFailed.withCriticalRegion { $0 = true }
+                        output.send(error: error)
+                    }
+                })
         }
     }
 }

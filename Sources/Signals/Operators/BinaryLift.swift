@@ -5,7 +5,8 @@ extension SignalProducer {
     /// interrupts both runs; a run that has ended before `other`'s start handler would run skips it.
     func lift<OtherValue, OtherError, NewValue, NewError>(
         startingBefore other: SignalProducer<OtherValue, OtherError>,
-        _ transform: @escaping @Sendable (Signal<Value, Error>, Signal<OtherValue, OtherError>) -> Signal<NewValue, NewError>
+        _ transform:
+            @escaping @Sendable (Signal<Value, Error>, Signal<OtherValue, OtherError>) -> Signal<NewValue, NewError>
     ) -> SignalProducer<NewValue, NewError> {
         SignalProducer<NewValue, NewError> { observer, lifetime in
             // The inner `startWithSignal` runs its start handler first, when its setup returns.
@@ -23,7 +24,8 @@ extension SignalProducer {
     /// `liftRight`).
     func lift<OtherValue, OtherError, NewValue, NewError>(
         startingAfter other: SignalProducer<OtherValue, OtherError>,
-        _ transform: @escaping @Sendable (Signal<Value, Error>, Signal<OtherValue, OtherError>) -> Signal<NewValue, NewError>
+        _ transform:
+            @escaping @Sendable (Signal<Value, Error>, Signal<OtherValue, OtherError>) -> Signal<NewValue, NewError>
     ) -> SignalProducer<NewValue, NewError> {
         SignalProducer<NewValue, NewError> { observer, lifetime in
             self.startWithSignal { signal, interrupter in

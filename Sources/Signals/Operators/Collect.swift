@@ -16,33 +16,34 @@ extension Signal {
     public func collect(_ shouldEmit: @escaping @Sendable (_ collected: [Value]) -> Bool) -> Signal<[Value], Error> {
         let state = Locked(Collected<Value>())
         return Signal<[Value], Error>.relaying { output in
-            observe(Observer { event in
-                switch event {
-                case let .value(value):
-                    let collected = state.withCriticalRegion { state -> [Value] in
-                        state.hasReceivedValues = true
-                        state.values.append(value)
-                        return state.values
+            observe(
+                Observer { event in
+                    switch event {
+                    case let .value(value):
+                        let collected = state.withCriticalRegion { state -> [Value] in
+                            state.hasReceivedValues = true
+                            state.values.append(value)
+                            return state.values
+                        }
+                        // Delivery is serial, so nothing changes the gathered values while `shouldEmit` runs.
+                        guard shouldEmit(collected) else { return }
+                        state.withCriticalRegion { $0.values.removeAll(keepingCapacity: true) }
+                        output.send(value: collected)
+                    case .completed:
+                        let last = state.withCriticalRegion { state -> [Value]? in
+                            defer { state.values = [] }
+                            return state.values.isEmpty && state.hasReceivedValues ? nil : state.values
+                        }
+                        if let last { output.send(value: last) }
+                        output.sendCompleted()
+                    case let .failed(error):
+                        state.withCriticalRegion { $0.values = [] }
+                        output.send(error: error)
+                    case .interrupted:
+                        state.withCriticalRegion { $0.values = [] }
+                        output.sendInterrupted()
                     }
-                    // Delivery is serial, so nothing changes the gathered values while `shouldEmit` runs.
-                    guard shouldEmit(collected) else { return }
-                    state.withCriticalRegion { $0.values.removeAll(keepingCapacity: true) }
-                    output.send(value: collected)
-                case .completed:
-                    let last = state.withCriticalRegion { state -> [Value]? in
-                        defer { state.values = [] }
-                        return state.values.isEmpty && state.hasReceivedValues ? nil : state.values
-                    }
-                    if let last { output.send(value: last) }
-                    output.sendCompleted()
-                case let .failed(error):
-                    state.withCriticalRegion { $0.values = [] }
-                    output.send(error: error)
-                case .interrupted:
-                    state.withCriticalRegion { $0.values = [] }
-                    output.sendInterrupted()
-                }
-            })
+                })
         }
     }
 

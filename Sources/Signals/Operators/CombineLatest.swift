@@ -25,7 +25,9 @@ struct CombineLatestStateMachine<Element: Sendable>: CombiningStateMachine {
 }
 
 private typealias Latest<Error: Swift.Error> = CombiningSources<CombineLatestStateMachine<any Sendable>, Error>
-private typealias LatestOf<Value: Sendable, Error: Swift.Error> = CombiningSources<CombineLatestStateMachine<Value>, Error>
+private typealias LatestOf<Value: Sendable, Error: Swift.Error> = CombiningSources<
+    CombineLatestStateMachine<Value>, Error
+>
 
 // MARK: Signal
 

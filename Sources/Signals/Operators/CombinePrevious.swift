@@ -16,19 +16,20 @@ extension Signal {
     private func combinePrevious(previous initial: Value?) -> Signal<(previous: Value, current: Value), Error> {
         let previous = Locked<Value?>(initial)
         return Signal<(previous: Value, current: Value), Error>.relaying { output in
-            observe(Observer { event in
-                guard case let .value(current) = event else {
-                    if let terminal = event.terminal(as: (previous: Value, current: Value).self) {
-                        output.send(terminal)
+            observe(
+                Observer { event in
+                    guard case let .value(current) = event else {
+                        if let terminal = event.terminal(as: (previous: Value, current: Value).self) {
+                            output.send(terminal)
+                        }
+                        return
                     }
-                    return
-                }
-                let last = previous.withCriticalRegion { previous -> Value? in
-                    defer { previous = current }
-                    return previous
-                }
-                if let last { output.send(value: (previous: last, current: current)) }
-            })
+                    let last = previous.withCriticalRegion { previous -> Value? in
+                        defer { previous = current }
+                        return previous
+                    }
+                    if let last { output.send(value: (previous: last, current: current)) }
+                })
         }
     }
 }

@@ -47,22 +47,23 @@ extension SignalProducer {
         SignalProducer<Replacement, Error> { observer, lifetime in
             self.startWithSignal { signal, interrupter in
                 lifetime += interrupter
-                signal.observe(Observer { event in
-                    switch event {
-                    case .value:
-                        break
-                    case let .failed(error):
-                        observer.send(error: error)
-                    case .interrupted:
-                        observer.sendInterrupted()
-                    case .completed:
-                        guard !lifetime.hasEnded else { return }
-                        replacement.startWithSignal { replacementSignal, replacementInterrupter in
-                            lifetime += replacementInterrupter
-                            replacementSignal.observe(observer)
+                signal.observe(
+                    Observer { event in
+                        switch event {
+                        case .value:
+                            break
+                        case let .failed(error):
+                            observer.send(error: error)
+                        case .interrupted:
+                            observer.sendInterrupted()
+                        case .completed:
+                            guard !lifetime.hasEnded else { return }
+                            replacement.startWithSignal { replacementSignal, replacementInterrupter in
+                                lifetime += replacementInterrupter
+                                replacementSignal.observe(observer)
+                            }
                         }
-                    }
-                })
+                    })
             }
         }
     }
@@ -117,13 +118,14 @@ private final class ConcatRun<Value: Sendable, Error: Swift.Error>: Sendable {
             }
             producers[index].startWithSignal { signal, interrupter in
                 current.inner = interrupter
-                signal.observe(Observer { [self] event in
-                    if event.isCompletedOrInterrupted {
-                        advance()
-                    } else {
-                        observer.send(event)
-                    }
-                })
+                signal.observe(
+                    Observer { [self] event in
+                        if event.isCompletedOrInterrupted {
+                            advance()
+                        } else {
+                            observer.send(event)
+                        }
+                    })
             }
             let again = state.withCriticalRegion { state -> Bool in
                 if state.isAdvanceRequested {

@@ -21,7 +21,8 @@ extension Signal {
     ) -> Signal<Value, Error> {
         precondition(interval >= .zero, "debounce(_:on:): the interval must not be negative, got \(interval)")
         return Signal.relaying { output in
-            let storage = DebounceStorage(interval: interval, discardWhenCompleted: discardWhenCompleted, output: output)
+            let storage = DebounceStorage(
+                interval: interval, discardWhenCompleted: discardWhenCompleted, output: output)
             // The scheduler is kept by this observer only, never by what the scheduler holds (the
             // scheduled actions, the output, what ends with it), so a `TestScheduler` left with pending
             // actions at the end of a test is freed with them: no reference cycle through it.

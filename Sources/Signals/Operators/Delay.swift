@@ -79,7 +79,8 @@ private final class DelayedEvents<Value: Sendable, Error: Swift.Error>: Sendable
 
     /// A failure or interruption: the waiting events are dropped, and `event` goes through `scheduler`
     /// without delay.
-    func forwardAtOnce(_ event: Event<Value, Error>, on scheduler: some Scheduler, to observer: Observer<Value, Error>) {
+    func forwardAtOnce(_ event: Event<Value, Error>, on scheduler: some Scheduler, to observer: Observer<Value, Error>)
+    {
         dropWaiting()
         terminal.schedule({ scheduler.schedule($0) }) { observer.send(event) }
     }

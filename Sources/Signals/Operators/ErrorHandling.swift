@@ -12,7 +12,8 @@ extension Signal where Error == Never {
 extension SignalProducer where Error == Never {
     /// This producer, typed as able to fail with `NewError` (it never does). See
     /// `Signal.promoteError(_:)`. Disposing a run of the new producer disposes the underlying run.
-    public func promoteError<NewError: Swift.Error>(_: NewError.Type = NewError.self) -> SignalProducer<Value, NewError> {
+    public func promoteError<NewError: Swift.Error>(_: NewError.Type = NewError.self) -> SignalProducer<Value, NewError>
+    {
         mapError { (never: Never) -> NewError in }
     }
 }
@@ -33,18 +34,19 @@ extension Signal {
     ) -> Signal<Value, NewError> {
         Signal<Value, NewError>.relaying { output in
             let replacement = SerialDisposable()
-            let upstream = observe(Observer { event in
-                switch event {
-                case let .value(value): output.send(value: value)
-                case .completed: output.sendCompleted()
-                case .interrupted: output.sendInterrupted()
-                case let .failed(error):
-                    transform(error).startWithSignal { signal, interrupter in
-                        replacement.inner = interrupter
-                        signal.observe(output)
+            let upstream = observe(
+                Observer { event in
+                    switch event {
+                    case let .value(value): output.send(value: value)
+                    case .completed: output.sendCompleted()
+                    case .interrupted: output.sendInterrupted()
+                    case let .failed(error):
+                        transform(error).startWithSignal { signal, interrupter in
+                            replacement.inner = interrupter
+                            signal.observe(output)
+                        }
                     }
-                }
-            })
+                })
             return CompositeDisposable([upstream, replacement])
         }
     }
@@ -66,19 +68,20 @@ extension SignalProducer {
             lifetime += current
             self.startWithSignal { signal, interrupter in
                 current.inner = interrupter
-                signal.observe(Observer { event in
-                    switch event {
-                    case let .value(value): observer.send(value: value)
-                    case .completed: observer.sendCompleted()
-                    case .interrupted: observer.sendInterrupted()
-                    case let .failed(error):
-                        if lifetime.hasEnded { return }
-                        transform(error).startWithSignal { signal, interrupter in
-                            current.inner = interrupter
-                            signal.observe(observer)
+                signal.observe(
+                    Observer { event in
+                        switch event {
+                        case let .value(value): observer.send(value: value)
+                        case .completed: observer.sendCompleted()
+                        case .interrupted: observer.sendInterrupted()
+                        case let .failed(error):
+                            if lifetime.hasEnded { return }
+                            transform(error).startWithSignal { signal, interrupter in
+                                current.inner = interrupter
+                                signal.observe(observer)
+                            }
                         }
-                    }
-                })
+                    })
             }
         }
     }
@@ -125,16 +128,17 @@ extension Signal {
     /// that delivers them. The result terminates when this signal does.
     public func replaceError(with value: Value) -> Signal<Value, Never> {
         Signal<Value, Never>.relaying { output in
-            observe(Observer { event in
-                switch event {
-                case let .value(value): output.send(value: value)
-                case .completed: output.sendCompleted()
-                case .interrupted: output.sendInterrupted()
-                case .failed:
-                    output.send(value: value)
-                    output.sendCompleted()
-                }
-            })
+            observe(
+                Observer { event in
+                    switch event {
+                    case let .value(value): output.send(value: value)
+                    case .completed: output.sendCompleted()
+                    case .interrupted: output.sendInterrupted()
+                    case .failed:
+                        output.send(value: value)
+                        output.sendCompleted()
+                    }
+                })
         }
     }
 }

@@ -6,10 +6,11 @@ extension Signal {
     /// order, with no lock held. The result terminates when this signal does.
     public func filter(_ isIncluded: @escaping @Sendable (Value) -> Bool) -> Signal {
         Signal.relaying { output in
-            observe(Observer { event in
-                if case let .value(value) = event, !isIncluded(value) { return }
-                output.send(event)
-            })
+            observe(
+                Observer { event in
+                    if case let .value(value) = event, !isIncluded(value) { return }
+                    output.send(event)
+                })
         }
     }
 
@@ -22,13 +23,14 @@ extension Signal {
         _ transform: @escaping @Sendable (Value) -> NewValue?
     ) -> Signal<NewValue, Error> {
         Signal<NewValue, Error>.relaying { output in
-            observe(Observer { event in
-                if case let .value(value) = event {
-                    if let newValue = transform(value) { output.send(value: newValue) }
-                } else if let terminal = event.terminal(as: NewValue.self) {
-                    output.send(terminal)
-                }
-            })
+            observe(
+                Observer { event in
+                    if case let .value(value) = event {
+                        if let newValue = transform(value) { output.send(value: newValue) }
+                    } else if let terminal = event.terminal(as: NewValue.self) {
+                        output.send(terminal)
+                    }
+                })
         }
     }
 }

@@ -8,9 +8,10 @@ extension Signal {
     /// signal does.
     public func ignoreValues() -> Signal<Never, Error> {
         Signal<Never, Error>.relaying { output in
-            observe(Observer { event in
-                if let terminal = event.terminal(as: Never.self) { output.send(terminal) }
-            })
+            observe(
+                Observer { event in
+                    if let terminal = event.terminal(as: Never.self) { output.send(terminal) }
+                })
         }
     }
 }
@@ -21,9 +22,10 @@ extension Signal where Value == Never {
     /// unchanged, on the thread that delivers it.
     public func promoteValue<NewValue: Sendable>(_: NewValue.Type = NewValue.self) -> Signal<NewValue, Error> {
         Signal<NewValue, Error>.relaying { output in
-            observe(Observer { event in
-                if let terminal = event.terminal(as: NewValue.self) { output.send(terminal) }
-            })
+            observe(
+                Observer { event in
+                    if let terminal = event.terminal(as: NewValue.self) { output.send(terminal) }
+                })
         }
     }
 }

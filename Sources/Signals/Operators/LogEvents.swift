@@ -74,12 +74,13 @@ extension Signal {
         // The logging observer is attached to this signal itself, not to the result, so it does not
         // end with the result; the result's input is kept by it and forwards each logged event.
         let (logged, input) = Signal.pipe()
-        observe(Observer { event in
-            if events.contains(LoggedEvents(event)) {
-                logger(logLine(identifier: identifier, event.description))
-            }
-            input.send(event)
-        })
+        observe(
+            Observer { event in
+                if events.contains(LoggedEvents(event)) {
+                    logger(logLine(identifier: identifier, event.description))
+                }
+                input.send(event)
+            })
         return logged
     }
 }

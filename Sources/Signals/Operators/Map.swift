@@ -41,9 +41,10 @@ extension Signal {
         _ transform: @escaping @Sendable (Value) -> NewValue
     ) -> Signal<NewValue, Error> {
         Signal<NewValue, Error>.relaying { output in
-            observe(Observer { event in
-                output.send(event.map(transform))
-            })
+            observe(
+                Observer { event in
+                    output.send(event.map(transform))
+                })
         }
     }
 
@@ -70,9 +71,10 @@ extension Signal {
         _ transform: @escaping @Sendable (Error) -> NewError
     ) -> Signal<Value, NewError> {
         Signal<Value, NewError>.relaying { output in
-            observe(Observer { event in
-                output.send(event.mapError(transform))
-            })
+            observe(
+                Observer { event in
+                    output.send(event.mapError(transform))
+                })
         }
     }
 }
@@ -96,7 +98,9 @@ extension SignalProducer {
 
     /// A producer whose runs send the property `keyPath` reads from each value of a run of this
     /// producer. See `Signal.map(_:)` with a key path. Disposing a run disposes the underlying run.
-    public func map<NewValue: Sendable>(_ keyPath: KeyPath<Value, NewValue> & Sendable) -> SignalProducer<NewValue, Error> {
+    public func map<NewValue: Sendable>(_ keyPath: KeyPath<Value, NewValue> & Sendable) -> SignalProducer<
+        NewValue, Error
+    > {
         lift { $0.map(keyPath) }
     }
 

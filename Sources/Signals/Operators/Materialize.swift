@@ -6,14 +6,15 @@ extension Signal {
     /// Events are forwarded on the thread that delivers them, in order.
     public func materialize() -> Signal<Event<Value, Error>, Never> {
         Signal<Event<Value, Error>, Never>.relaying { output in
-            observe(Observer { event in
-                output.send(value: event)
-                switch event {
-                case .value: break
-                case .failed, .completed: output.sendCompleted()
-                case .interrupted: output.sendInterrupted()
-                }
-            })
+            observe(
+                Observer { event in
+                    output.send(value: event)
+                    switch event {
+                    case .value: break
+                    case .failed, .completed: output.sendCompleted()
+                    case .interrupted: output.sendInterrupted()
+                    }
+                })
         }
     }
 }
@@ -27,13 +28,14 @@ extension Signal where Error == Never {
     public func dematerialize<InnerValue, InnerError>() -> Signal<InnerValue, InnerError>
     where Value == Event<InnerValue, InnerError> {
         Signal<InnerValue, InnerError>.relaying { output in
-            observe(Observer { event in
-                switch event {
-                case let .value(inner): output.send(inner)
-                case .completed: output.sendCompleted()
-                case .interrupted: output.sendInterrupted()
-                }
-            })
+            observe(
+                Observer { event in
+                    switch event {
+                    case let .value(inner): output.send(inner)
+                    case .completed: output.sendCompleted()
+                    case .interrupted: output.sendInterrupted()
+                    }
+                })
         }
     }
 }

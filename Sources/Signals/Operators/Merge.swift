@@ -19,18 +19,19 @@ extension Signal {
             }
             let observations = CompositeDisposable()
             for input in inputs {
-                observations += input.observe(Observer { event in
-                    // An interrupted input ends like a completed one (ReactiveSwift: merge is flatten(.merge)).
-                    guard event.isCompletedOrInterrupted else {
-                        output.send(event)
-                        return
-                    }
-                    let isLast = remaining.withCriticalRegion { remaining -> Bool in
-                        remaining -= 1
-                        return remaining == 0
-                    }
-                    if isLast { output.sendCompleted() }
-                })
+                observations += input.observe(
+                    Observer { event in
+                        // An interrupted input ends like a completed one (ReactiveSwift: merge is flatten(.merge)).
+                        guard event.isCompletedOrInterrupted else {
+                            output.send(event)
+                            return
+                        }
+                        let isLast = remaining.withCriticalRegion { remaining -> Bool in
+                            remaining -= 1
+                            return remaining == 0
+                        }
+                        if isLast { output.sendCompleted() }
+                    })
             }
             return observations
         }
@@ -74,19 +75,20 @@ extension SignalProducer {
                 if lifetime.hasEnded { return }
                 producer.startWithSignal { signal, interrupter in
                     lifetime += interrupter
-                    signal.observe(Observer { event in
-                        // An interrupted inner run ends like a completed one (ReactiveSwift: merge is
-                        // flatten(.merge)).
-                        guard event.isCompletedOrInterrupted else {
-                            observer.send(event)
-                            return
-                        }
-                        let isLast = remaining.withCriticalRegion { remaining -> Bool in
-                            remaining -= 1
-                            return remaining == 0
-                        }
-                        if isLast { observer.sendCompleted() }
-                    })
+                    signal.observe(
+                        Observer { event in
+                            // An interrupted inner run ends like a completed one (ReactiveSwift: merge is
+                            // flatten(.merge)).
+                            guard event.isCompletedOrInterrupted else {
+                                observer.send(event)
+                                return
+                            }
+                            let isLast = remaining.withCriticalRegion { remaining -> Bool in
+                                remaining -= 1
+                                return remaining == 0
+                            }
+                            if isLast { observer.sendCompleted() }
+                        })
                 }
             }
         }

@@ -12,7 +12,8 @@ extension Signal {
     ///   once `dispose()` has returned, `action` is called for no further event (unless it is running at
     ///   that moment). The terminal event is delivered last; `action` is then released.
     @discardableResult
-    public func observeOnMainActor(_ action: @escaping @MainActor @Sendable (Event<Value, Error>) -> Void) -> Disposable {
+    public func observeOnMainActor(_ action: @escaping @MainActor @Sendable (Event<Value, Error>) -> Void) -> Disposable
+    {
         let delivery = MainActorDelivery(action)
         let observation = observe(Observer { event in delivery.enqueue(event) })
         return AnyDisposable {
@@ -88,7 +89,8 @@ private final class MainActorDelivery<Value: Sendable, Error: Swift.Error>: Send
     }
 
     func cancel() {
-        let dropped = state.withCriticalRegion { state -> (FIFOQueue<Event<Value, Error>>, (@MainActor @Sendable (Event<Value, Error>) -> Void)?) in
+        let dropped = state.withCriticalRegion {
+            state -> (FIFOQueue<Event<Value, Error>>, (@MainActor @Sendable (Event<Value, Error>) -> Void)?) in
             state.isCancelled = true
             defer {
                 state.queue = FIFOQueue()
@@ -101,7 +103,8 @@ private final class MainActorDelivery<Value: Sendable, Error: Swift.Error>: Send
 
     @MainActor
     private func drain() {
-        while let (event, action) = state.withCriticalRegion({ state -> (Event<Value, Error>, @MainActor @Sendable (Event<Value, Error>) -> Void)? in
+        while let (event, action) = state.withCriticalRegion({
+            state -> (Event<Value, Error>, @MainActor @Sendable (Event<Value, Error>) -> Void)? in
             guard !state.isCancelled, let action = state.action, let event = state.queue.removeFirst() else {
                 state.isDraining = false
                 return nil

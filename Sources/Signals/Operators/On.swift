@@ -21,24 +21,25 @@ extension Signal {
         disposed: (@Sendable () -> Void)? = nil
     ) -> Signal {
         Signal.relaying { output in
-            observe(Observer { received in
-                event?(received)
-                switch received {
-                case let .value(newValue):
-                    value?(newValue)
-                case let .failed(error):
-                    failed?(error)
-                    terminated?()
-                case .completed:
-                    completed?()
-                    terminated?()
-                case .interrupted:
-                    interrupted?()
-                    terminated?()
-                }
-                output.send(received)
-                if received.isTerminating { disposed?() }
-            })
+            observe(
+                Observer { received in
+                    event?(received)
+                    switch received {
+                    case let .value(newValue):
+                        value?(newValue)
+                    case let .failed(error):
+                        failed?(error)
+                        terminated?()
+                    case .completed:
+                        completed?()
+                        terminated?()
+                    case .interrupted:
+                        interrupted?()
+                        terminated?()
+                    }
+                    output.send(received)
+                    if received.isTerminating { disposed?() }
+                })
         }
     }
 }

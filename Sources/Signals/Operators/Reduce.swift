@@ -25,26 +25,27 @@ extension Signal {
     ) -> Signal<Result, Error> {
         let accumulator = Locked<Result?>(initial)
         return Signal<Result, Error>.relaying { output in
-            observe(Observer { event in
-                switch event {
-                case let .value(value):
-                    // Delivery is serial: nothing else touches the accumulator while it is out of the lock.
-                    guard var accumulated = accumulator.withCriticalRegion({ $0.take() }) else { return }
-                    next(&accumulated, value)
-                    accumulator.withCriticalRegion { $0 = accumulated }
-                case .completed:
-                    if let accumulated = accumulator.withCriticalRegion({ $0.take() }) {
-                        output.send(value: accumulated)
+            observe(
+                Observer { event in
+                    switch event {
+                    case let .value(value):
+                        // Delivery is serial: nothing else touches the accumulator while it is out of the lock.
+                        guard var accumulated = accumulator.withCriticalRegion({ $0.take() }) else { return }
+                        next(&accumulated, value)
+                        accumulator.withCriticalRegion { $0 = accumulated }
+                    case .completed:
+                        if let accumulated = accumulator.withCriticalRegion({ $0.take() }) {
+                            output.send(value: accumulated)
+                        }
+                        output.sendCompleted()
+                    case let .failed(error):
+                        accumulator.withCriticalRegion { $0 = nil }
+                        output.send(error: error)
+                    case .interrupted:
+                        accumulator.withCriticalRegion { $0 = nil }
+                        output.sendInterrupted()
                     }
-                    output.sendCompleted()
-                case let .failed(error):
-                    accumulator.withCriticalRegion { $0 = nil }
-                    output.send(error: error)
-                case .interrupted:
-                    accumulator.withCriticalRegion { $0 = nil }
-                    output.sendInterrupted()
-                }
-            })
+                })
         }
     }
 }

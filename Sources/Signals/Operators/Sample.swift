@@ -32,7 +32,9 @@ extension SignalProducer {
     /// `Signal.sample(with:)`. As in ReactiveSwift, this producer's start handler runs first, so its
     /// synchronous values are there to be sampled by the sampler's synchronous values. Disposing a run
     /// interrupts both inner runs.
-    public func sample<Sample: Sendable>(with sampler: SignalProducer<Sample, Never>) -> SignalProducer<(Value, Sample), Error> {
+    public func sample<Sample: Sendable>(with sampler: SignalProducer<Sample, Never>) -> SignalProducer<
+        (Value, Sample), Error
+    > {
         lift(startingBefore: sampler) { signal, samplerSignal in signal.sample(with: samplerSignal) }
     }
 
@@ -43,7 +45,8 @@ extension SignalProducer {
     }
 
     /// A producer whose runs sample a run of this producer with `sampler`. See `Signal.sample(with:)`.
-    public func sample<Sample: Sendable>(with sampler: Signal<Sample, Never>) -> SignalProducer<(Value, Sample), Error> {
+    public func sample<Sample: Sendable>(with sampler: Signal<Sample, Never>) -> SignalProducer<(Value, Sample), Error>
+    {
         lift { $0.sample(with: sampler) }
     }
 

@@ -11,16 +11,17 @@ extension Signal {
     ) -> Signal<Result, Error> {
         let accumulated = Locked(initial)
         return Signal<Result, Error>.relaying { output in
-            observe(Observer { event in
-                guard case let .value(value) = event else {
-                    if let terminal = event.terminal(as: Result.self) { output.send(terminal) }
-                    return
-                }
-                // Delivery is serial: nothing else changes the accumulator between the read and the write.
-                let result = next(accumulated.withCriticalRegion { $0 }, value)
-                accumulated.withCriticalRegion { $0 = result }
-                output.send(value: result)
-            })
+            observe(
+                Observer { event in
+                    guard case let .value(value) = event else {
+                        if let terminal = event.terminal(as: Result.self) { output.send(terminal) }
+                        return
+                    }
+                    // Delivery is serial: nothing else changes the accumulator between the read and the write.
+                    let result = next(accumulated.withCriticalRegion { $0 }, value)
+                    accumulated.withCriticalRegion { $0 = result }
+                    output.send(value: result)
+                })
         }
     }
 

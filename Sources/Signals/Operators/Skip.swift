@@ -10,19 +10,20 @@ extension Signal {
         precondition(count >= 0, "skip(first:) needs a count of at least 0, got \(count)")
         let skipped = Locked(0)
         return Signal.relaying { output in
-            observe(Observer { event in
-                if case .value = event {
-                    // Delivery is serial; the lock publishes the counter from one delivering thread to
-                    // the next.
-                    let skip = skipped.withCriticalRegion { skipped -> Bool in
-                        guard skipped < count else { return false }
-                        skipped += 1
-                        return true
+            observe(
+                Observer { event in
+                    if case .value = event {
+                        // Delivery is serial; the lock publishes the counter from one delivering thread to
+                        // the next.
+                        let skip = skipped.withCriticalRegion { skipped -> Bool in
+                            guard skipped < count else { return false }
+                            skipped += 1
+                            return true
+                        }
+                        if skip { return }
                     }
-                    if skip { return }
-                }
-                output.send(event)
-            })
+                    output.send(event)
+                })
         }
     }
 
@@ -35,13 +36,14 @@ extension Signal {
     public func skip(while shouldContinue: @escaping @Sendable (Value) -> Bool) -> Signal {
         let isSkipping = Locked(true)
         return Signal.relaying { output in
-            observe(Observer { event in
-                if case let .value(value) = event, isSkipping.withCriticalRegion({ $0 }) {
-                    if shouldContinue(value) { return }
-                    isSkipping.withCriticalRegion { $0 = false }
-                }
-                output.send(event)
-            })
+            observe(
+                Observer { event in
+                    if case let .value(value) = event, isSkipping.withCriticalRegion({ $0 }) {
+                        if shouldContinue(value) { return }
+                        isSkipping.withCriticalRegion { $0 = false }
+                    }
+                    output.send(event)
+                })
         }
     }
 
@@ -56,15 +58,16 @@ extension Signal {
     ) -> Signal {
         let seen = Locked(Set<Identity>())
         return Signal.relaying { output in
-            observe(Observer { event in
-                if case let .value(value) = event {
-                    let key = identity(value)
-                    guard seen.withCriticalRegion({ $0.insert(key).inserted }) else { return }
-                } else {
-                    seen.withCriticalRegion { $0 = [] }
-                }
-                output.send(event)
-            })
+            observe(
+                Observer { event in
+                    if case let .value(value) = event {
+                        let key = identity(value)
+                        guard seen.withCriticalRegion({ $0.insert(key).inserted }) else { return }
+                    } else {
+                        seen.withCriticalRegion { $0 = [] }
+                    }
+                    output.send(event)
+                })
         }
     }
 

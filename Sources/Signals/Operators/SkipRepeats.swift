@@ -8,18 +8,19 @@ extension Signal {
     public func skipRepeats(_ isEquivalent: @escaping @Sendable (Value, Value) -> Bool) -> Signal {
         let previous = Locked<Value?>(nil)
         return Signal.relaying { output in
-            observe(Observer { event in
-                guard case let .value(value) = event else {
-                    output.send(event)
-                    return
-                }
-                // Delivery is serial: nothing else changes `previous` between the read and the write.
-                if let last = previous.withCriticalRegion({ $0 }), isEquivalent(last, value) {
-                    return
-                }
-                previous.withCriticalRegion { $0 = value }
-                output.send(value: value)
-            })
+            observe(
+                Observer { event in
+                    guard case let .value(value) = event else {
+                        output.send(event)
+                        return
+                    }
+                    // Delivery is serial: nothing else changes `previous` between the read and the write.
+                    if let last = previous.withCriticalRegion({ $0 }), isEquivalent(last, value) {
+                        return
+                    }
+                    previous.withCriticalRegion { $0 = value }
+                    output.send(value: value)
+                })
         }
     }
 }

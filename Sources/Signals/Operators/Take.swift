@@ -19,22 +19,23 @@ extension Signal {
         }
         let taken = Locked(0)
         return Signal.relaying { output in
-            observe(Observer { event in
-                guard case let .value(value) = event else {
-                    output.send(event)
-                    return
-                }
-                // Delivery is serial, so the counter is only ever touched by one thread at a time; the
-                // lock publishes it from one delivering thread to the next.
-                let (forward, isLast) = taken.withCriticalRegion { taken -> (Bool, Bool) in
-                    guard taken < count else { return (false, false) }
-                    taken += 1
-                    return (true, taken == count)
-                }
-                guard forward else { return }
-                output.send(value: value)
-                if isLast { output.sendCompleted() }
-            })
+            observe(
+                Observer { event in
+                    guard case let .value(value) = event else {
+                        output.send(event)
+                        return
+                    }
+                    // Delivery is serial, so the counter is only ever touched by one thread at a time; the
+                    // lock publishes it from one delivering thread to the next.
+                    let (forward, isLast) = taken.withCriticalRegion { taken -> (Bool, Bool) in
+                        guard taken < count else { return (false, false) }
+                        taken += 1
+                        return (true, taken == count)
+                    }
+                    guard forward else { return }
+                    output.send(value: value)
+                    if isLast { output.sendCompleted() }
+                })
         }
     }
 }

@@ -9,12 +9,13 @@ extension Signal {
     public func take(until trigger: Signal<Void, Never>) -> Signal<Value, Error> {
         Signal.relaying { output in
             let upstream = observe(output)
-            let stopper = trigger.observe(Observer { event in
-                switch event {
-                case .value, .completed: output.sendCompleted()
-                case .interrupted: break
-                }
-            })
+            let stopper = trigger.observe(
+                Observer { event in
+                    switch event {
+                    case .value, .completed: output.sendCompleted()
+                    case .interrupted: break
+                    }
+                })
             return CompositeDisposable([upstream, stopper])
         }
     }
@@ -45,19 +46,21 @@ extension Signal {
         Signal.relaying { output in
             let isOpen = Locked(false)
             let gate = SerialDisposable()
-            gate.inner = trigger.observe(Observer { event in
-                switch event {
-                case .value, .completed:
-                    isOpen.withCriticalRegion { $0 = true }
-                    gate.dispose()
-                case .interrupted:
-                    break
-                }
-            })
-            let upstream = observe(Observer { event in
-                if case .value = event, !isOpen.withCriticalRegion({ $0 }) { return }
-                output.send(event)
-            })
+            gate.inner = trigger.observe(
+                Observer { event in
+                    switch event {
+                    case .value, .completed:
+                        isOpen.withCriticalRegion { $0 = true }
+                        gate.dispose()
+                    case .interrupted:
+                        break
+                    }
+                })
+            let upstream = observe(
+                Observer { event in
+                    if case .value = event, !isOpen.withCriticalRegion({ $0 }) { return }
+                    output.send(event)
+                })
             return CompositeDisposable([upstream, gate])
         }
     }

@@ -6,13 +6,14 @@ extension Signal {
     /// `shouldContinue` runs on the thread that delivers the value, serially, with no lock held.
     public func take(while shouldContinue: @escaping @Sendable (Value) -> Bool) -> Signal {
         Signal.relaying { output in
-            observe(Observer { event in
-                if case let .value(value) = event, !shouldContinue(value) {
-                    output.sendCompleted()
-                } else {
-                    output.send(event)
-                }
-            })
+            observe(
+                Observer { event in
+                    if case let .value(value) = event, !shouldContinue(value) {
+                        output.sendCompleted()
+                    } else {
+                        output.send(event)
+                    }
+                })
         }
     }
 
@@ -28,28 +29,29 @@ extension Signal {
         precondition(count >= 0, "take(last:) needs a count of at least 0, got \(count)")
         let kept = Locked(FIFOQueue<Value>())
         return Signal.relaying { output in
-            observe(Observer { event in
-                switch event {
-                case let .value(value):
-                    guard count > 0 else { return }
-                    kept.withCriticalRegion { kept in
-                        if kept.count == count { _ = kept.removeFirst() }
-                        kept.append(value)
+            observe(
+                Observer { event in
+                    switch event {
+                    case let .value(value):
+                        guard count > 0 else { return }
+                        kept.withCriticalRegion { kept in
+                            if kept.count == count { _ = kept.removeFirst() }
+                            kept.append(value)
+                        }
+                    case .completed:
+                        var values = kept.withCriticalRegion { kept -> FIFOQueue<Value> in
+                            defer { kept = FIFOQueue() }
+                            return kept
+                        }
+                        while let value = values.removeFirst() {
+                            output.send(value: value)
+                        }
+                        output.sendCompleted()
+                    case .failed, .interrupted:
+                        kept.withCriticalRegion { $0 = FIFOQueue() }
+                        output.send(event)
                     }
-                case .completed:
-                    var values = kept.withCriticalRegion { kept -> FIFOQueue<Value> in
-                        defer { kept = FIFOQueue() }
-                        return kept
-                    }
-                    while let value = values.removeFirst() {
-                        output.send(value: value)
-                    }
-                    output.sendCompleted()
-                case .failed, .interrupted:
-                    kept.withCriticalRegion { $0 = FIFOQueue() }
-                    output.send(event)
-                }
-            })
+                })
         }
     }
 }

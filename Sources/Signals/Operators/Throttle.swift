@@ -129,7 +129,11 @@ private final class ThrottleStorage<Value: Sendable, Error: Swift.Error>: Sendab
             return
         }
         let now = scheduler.now
-        guard case let .scheduleFiring(due, generation, cancelling) = machine.withCriticalRegion({ $0.value(value, now: now) }) else {
+        guard
+            case let .scheduleFiring(due, generation, cancelling) = machine.withCriticalRegion({
+                $0.value(value, now: now)
+            })
+        else {
             return
         }
         if let cancelling { actions.cancel(cancelling) }

@@ -14,7 +14,8 @@ extension Signal {
         raising error: Error,
         on scheduler: some TimeScheduler
     ) -> Signal<Value, Error> {
-        precondition(interval >= .zero, "timeout(after:raising:on:): the interval must not be negative, got \(interval)")
+        precondition(
+            interval >= .zero, "timeout(after:raising:on:): the interval must not be negative, got \(interval)")
         return Signal.relaying { output in
             let deadline = ScheduledActions()
             deadline.schedule({ scheduler.schedule(after: interval, action: $0) }) {
@@ -58,7 +59,8 @@ extension SignalProducer {
         raising error: Error,
         on scheduler: some TimeScheduler
     ) -> SignalProducer<Value, Error> {
-        precondition(interval >= .zero, "timeout(after:raising:on:): the interval must not be negative, got \(interval)")
+        precondition(
+            interval >= .zero, "timeout(after:raising:on:): the interval must not be negative, got \(interval)")
         return lift { $0.timeout(after: interval, raising: error, on: scheduler) }
     }
 }
@@ -74,7 +76,8 @@ extension SignalProducer where Error == Never {
         raising error: NewError,
         on scheduler: some TimeScheduler
     ) -> SignalProducer<Value, NewError> {
-        precondition(interval >= .zero, "timeout(after:raising:on:): the interval must not be negative, got \(interval)")
+        precondition(
+            interval >= .zero, "timeout(after:raising:on:): the interval must not be negative, got \(interval)")
         return lift { $0.timeout(after: interval, raising: error, on: scheduler) }
     }
 }

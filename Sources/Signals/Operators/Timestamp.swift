@@ -1,13 +1,13 @@
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Android)
-import Android
+    import Android
 #elseif canImport(WinSDK)
-import WinSDK
+    import WinSDK
 #endif
 
 /// Wall-clock timestamps for logs, in UTC, formatted without Foundation.
@@ -15,17 +15,17 @@ package enum UTCTimestamp {
     /// The current wall-clock time as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     package static func now() -> String {
         #if canImport(WinSDK)
-        var fileTime = FILETIME()
-        GetSystemTimePreciseAsFileTime(&fileTime)
-        // 100 ns ticks since 1601-01-01.
-        let ticks = Int64(UInt64(fileTime.dwHighDateTime) << 32 | UInt64(fileTime.dwLowDateTime))
-        let unixTicks = ticks - 116_444_736_000_000_000
-        let seconds = floorDivide(unixTicks, 10_000_000)
-        return format(secondsSinceEpoch: seconds, nanoseconds: (unixTicks - seconds * 10_000_000) * 100)
+            var fileTime = FILETIME()
+            GetSystemTimePreciseAsFileTime(&fileTime)
+            // 100 ns ticks since 1601-01-01.
+            let ticks = Int64(UInt64(fileTime.dwHighDateTime) << 32 | UInt64(fileTime.dwLowDateTime))
+            let unixTicks = ticks - 116_444_736_000_000_000
+            let seconds = floorDivide(unixTicks, 10_000_000)
+            return format(secondsSinceEpoch: seconds, nanoseconds: (unixTicks - seconds * 10_000_000) * 100)
         #else
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return format(secondsSinceEpoch: Int64(time.tv_sec), nanoseconds: Int64(time.tv_nsec))
+            var time = timespec()
+            clock_gettime(CLOCK_REALTIME, &time)
+            return format(secondsSinceEpoch: Int64(time.tv_sec), nanoseconds: Int64(time.tv_nsec))
         #endif
     }
 
@@ -52,14 +52,14 @@ package enum UTCTimestamp {
 
     /// Howard Hinnant's `civil_from_days`: the Gregorian date `days` after 1970-01-01.
     static func civil(fromDaysSinceEpoch days: Int64) -> (year: Int64, month: Int, day: Int) {
-        let shifted = days + 719_468 // days since 0000-03-01
+        let shifted = days + 719_468  // days since 0000-03-01
         let era = floorDivide(shifted, 146_097)
-        let dayOfEra = shifted - era * 146_097 // [0, 146096]
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365 // [0, 399]
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100) // [0, 365], from March 1
-        let monthFromMarch = (5 * dayOfYear + 2) / 153 // [0, 11]
-        let day = Int(dayOfYear - (153 * monthFromMarch + 2) / 5 + 1) // [1, 31]
-        let month = Int(monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9) // [1, 12]
+        let dayOfEra = shifted - era * 146_097  // [0, 146096]
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365  // [0, 399]
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)  // [0, 365], from March 1
+        let monthFromMarch = (5 * dayOfYear + 2) / 153  // [0, 11]
+        let day = Int(dayOfYear - (153 * monthFromMarch + 2) / 5 + 1)  // [1, 31]
+        let month = Int(monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9)  // [1, 12]
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         return (year, month, day)
     }

@@ -156,7 +156,8 @@ final class ValuesBuffer<Value: Sendable, Error: Swift.Error>: Sendable {
     }
 
     private func receive(_ event: Event<Value, Error>) {
-        let resumption = state.withCriticalRegion { state -> (CheckedContinuation<Outcome<Value, Error>, Never>, Outcome<Value, Error>)? in
+        let resumption = state.withCriticalRegion {
+            state -> (CheckedContinuation<Outcome<Value, Error>, Never>, Outcome<Value, Error>)? in
             guard case .running = state.phase else { return nil }
             switch event {
             case let .value(value):
@@ -205,10 +206,12 @@ final class ValuesBuffer<Value: Sendable, Error: Swift.Error>: Sendable {
         var outcome = state.withCriticalRegion { $0.takeAvailable() }
         if outcome == nil {
             outcome = await withTaskCancellationHandler {
-                await withCheckedContinuation(isolation: actor) { (continuation: CheckedContinuation<Outcome<Value, Error>, Never>) in
+                await withCheckedContinuation(isolation: actor) {
+                    (continuation: CheckedContinuation<Outcome<Value, Error>, Never>) in
                     let available = state.withCriticalRegion { state -> Outcome<Value, Error>? in
                         if let available = state.takeAvailable() { return available }
-                        precondition(state.waiter == nil, "SignalValues.Iterator.next() called while another call is waiting")
+                        precondition(
+                            state.waiter == nil, "SignalValues.Iterator.next() called while another call is waiting")
                         state.waiter = continuation
                         return nil
                     }

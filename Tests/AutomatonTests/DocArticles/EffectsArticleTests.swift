@@ -23,10 +23,12 @@ func makeLookup(
     strategy: AutomatonStrategy,
     search: @escaping @Sendable (String) -> SignalProducer<LookupInput, Never>
 ) -> Automaton<Lookup, LookupInput> {
-    Automaton(state: .idle, strategy: strategy, table: [
-        \.query   | { _, _ in .searching } | { _, input in search(input.query ?? "") },
-        \.results | { _, results in .found(results) },
-    ])
+    Automaton(
+        state: .idle, strategy: strategy,
+        table: [
+            \.query | { _, _ in .searching } | { _, input in search(input.query ?? "") },
+            \.results | { _, results in .found(results) },
+        ])
 }
 // DOCC-EFFECTS-LOOKUP-END
 
@@ -51,13 +53,15 @@ func makeEditor(
     save: SignalProducer<DocumentInput, Never>,
     refresh: SignalProducer<DocumentInput, Never>
 ) -> Automaton<Document, DocumentInput> {
-    Automaton(state: Document(), strategy: .latest, table: [
-        .save      | { $0 } | save.keyed(DocumentKey.save, .queue),
-        .refresh   | { $0 } | refresh.keyed(DocumentKey.refresh, .first),
-        .saved     | { $0.saved() },
-        .refreshed | { $0.refreshed() },
-        .close     | { $0 } | .cancel(DocumentKey.save, DocumentKey.refresh),
-    ])
+    Automaton(
+        state: Document(), strategy: .latest,
+        table: [
+            .save | { $0 } | save.keyed(DocumentKey.save, .queue),
+            .refresh | { $0 } | refresh.keyed(DocumentKey.refresh, .first),
+            .saved | { $0.saved() },
+            .refreshed | { $0.refreshed() },
+            .close | { $0 } | .cancel(DocumentKey.save, DocumentKey.refresh),
+        ])
 }
 // DOCC-EFFECTS-KEYS-END
 
@@ -75,14 +79,14 @@ struct EffectsArticleTests {
 
         for tester in [latest, merge] {
             tester.send(.search("a"))
-            tester.send(.search("ab"))        // before the first search has answered
+            tester.send(.search("ab"))  // before the first search has answered
         }
         scheduler.advance(by: .seconds(1))
 
         latest.expect([
             .success(.search("a"), .idle, .searching),
             .started(by: .search("a")),
-            .cancelled(.replaced(by: .search("ab"))),   // before the reply that replaces it
+            .cancelled(.replaced(by: .search("ab"))),  // before the reply that replaces it
             .success(.search("ab"), .searching, .searching),
             .started(by: .search("ab")),
             .success(.results("ab!"), .searching, .found("ab!")),
@@ -93,7 +97,7 @@ struct EffectsArticleTests {
             .started(by: .search("a")),
             .success(.search("ab"), .searching, .searching),
             .started(by: .search("ab")),
-            .success(.results("a!"), .searching, .found("a!")),   // a stale answer
+            .success(.results("a!"), .searching, .found("a!")),  // a stale answer
             .ended(),
             .success(.results("ab!"), .found("a!"), .found("ab!")),
             .ended(),
@@ -116,11 +120,11 @@ struct EffectsArticleTests {
         )
 
         tester.send(.save)
-        tester.send(.save)                    // waits for the first save
+        tester.send(.save)  // waits for the first save
         tester.send(.refresh)
-        tester.send(.refresh)                 // dropped: a refresh runs
-        tester.advance(by: .seconds(1))       // the first save and the refresh end; the second save starts
-        tester.send(.close)                   // cancels the second save
+        tester.send(.refresh)  // dropped: a refresh runs
+        tester.advance(by: .seconds(1))  // the first save and the refresh end; the second save starts
+        tester.send(.close)  // cancels the second save
 
         tester.expect([
             .success(.save, Document(), Document()),
@@ -129,7 +133,7 @@ struct EffectsArticleTests {
             .success(.refresh, Document(), Document()),
             .started(by: .refresh, key: DocumentKey.refresh),
             .success(.refresh, Document(), Document()),
-            .cancelled(.dropped(by: .refresh), key: DocumentKey.refresh),   // after its reply, as a start
+            .cancelled(.dropped(by: .refresh), key: DocumentKey.refresh),  // after its reply, as a start
             .success(.saved, Document(), Document(saves: 1)),
             .ended(key: DocumentKey.save),
             .started(by: .save, key: DocumentKey.save),
@@ -138,7 +142,7 @@ struct EffectsArticleTests {
             .cancelled(.cancelled(by: .close), key: DocumentKey.save),
             .success(.close, Document(saves: 1, refreshes: 1), Document(saves: 1, refreshes: 1)),
         ])
-        tester.finish()                       // nothing runs any more
+        tester.finish()  // nothing runs any more
         // DOCC-EFFECTS-KEYS-USE-END
     }
 }

@@ -21,14 +21,16 @@ func makeAuthMachine(
 ) -> Automaton<AuthState, AuthInput> {
     let canForceLogout: @Sendable (AuthState) -> Bool = { [.loggingIn, .loggedIn].contains($0) }
 
-    return Automaton(state: .loggedOut, strategy: .latest, table: [
-        /*  Input      |   fromState => toState         |  Effect  */
-        .login       | .loggedOut     => .loggingIn     | loginOK,
-        .loginOK     | .loggingIn     => .loggedIn,
-        .logout      | .loggedIn      => .loggingOut    | logoutOK,
-        .logoutOK    | .loggingOut    => .loggedOut,
-        .forceLogout | canForceLogout => .loggingOut    | logoutOK,
-    ])
+    return Automaton(
+        state: .loggedOut, strategy: .latest,
+        table: [
+            /*  Input      |   fromState => toState         |  Effect  */
+            .login | .loggedOut => .loggingIn | loginOK,
+            .loginOK | .loggingIn => .loggedIn,
+            .logout | .loggedIn => .loggingOut | logoutOK,
+            .logoutOK | .loggingOut => .loggedOut,
+            .forceLogout | canForceLogout => .loggingOut | logoutOK,
+        ])
 }
 // DOCC-START-LOGIN-END
 
@@ -52,14 +54,16 @@ func makeChannelManager(
     connect: SignalProducer<ChannelInput, Never>,
     backOff: SignalProducer<ChannelInput, Never>
 ) -> Automaton<ChannelState, ChannelInput> {
-    Automaton(state: .disconnected, strategy: .latest, table: [
-        .connect      | .disconnected => .connecting   | connect.keyed(ChannelKey.attempt, .latest),
-        .connected    | .connecting   => .connected,
-        .failed       | .connecting   => .backingOff   | backOff.keyed(ChannelKey.backOff, .latest),
-        .retry        | .backingOff   => .connecting   | connect.keyed(ChannelKey.attempt, .latest),
-        .foregrounded | { $0 },
-        .disconnect   | any           => .disconnected | .cancel(ChannelKey.attempt, ChannelKey.backOff),
-    ])
+    Automaton(
+        state: .disconnected, strategy: .latest,
+        table: [
+            .connect | .disconnected => .connecting | connect.keyed(ChannelKey.attempt, .latest),
+            .connected | .connecting => .connected,
+            .failed | .connecting => .backingOff | backOff.keyed(ChannelKey.backOff, .latest),
+            .retry | .backingOff => .connecting | connect.keyed(ChannelKey.attempt, .latest),
+            .foregrounded | { $0 },
+            .disconnect | any => .disconnected | .cancel(ChannelKey.attempt, ChannelKey.backOff),
+        ])
 }
 // DOCC-START-CONNECTION-END
 
@@ -72,21 +76,22 @@ struct GettingStartedArticleTests {
         let loginOK = SignalProducer<AuthInput, Never>(value: .loginOK).delay(.seconds(1), on: scheduler)
         let logoutOK = SignalProducer<AuthInput, Never>(value: .logoutOK).delay(.seconds(1), on: scheduler)
         let automaton = makeAuthMachine(loginOK: loginOK, logoutOK: logoutOK)
-        let replies = TestRecorder(automaton.replies)   // records every reply from now on
+        let replies = TestRecorder(automaton.replies)  // records every reply from now on
 
         automaton.send(.login)
-        scheduler.advance(by: .seconds(1))              // the login effect sends .loginOK
+        scheduler.advance(by: .seconds(1))  // the login effect sends .loginOK
         automaton.send(.logout)
-        automaton.send(.login)                          // refused: logging out
-        scheduler.advance(by: .seconds(1))              // the logout effect sends .logoutOK
+        automaton.send(.login)  // refused: logging out
+        scheduler.advance(by: .seconds(1))  // the logout effect sends .logoutOK
 
-        #expect(replies.values == [
-            .success(.login, .loggedOut, .loggingIn),
-            .success(.loginOK, .loggingIn, .loggedIn),
-            .success(.logout, .loggedIn, .loggingOut),
-            .failure(.login, .loggingOut),
-            .success(.logoutOK, .loggingOut, .loggedOut),
-        ])
+        #expect(
+            replies.values == [
+                .success(.login, .loggedOut, .loggingIn),
+                .success(.loginOK, .loggingIn, .loggedIn),
+                .success(.logout, .loggedIn, .loggingOut),
+                .failure(.login, .loggingOut),
+                .success(.logoutOK, .loggingOut, .loggedOut),
+            ])
         #expect(automaton.state.value == .loggedOut)
         // DOCC-START-LOGIN-USE-END
     }
@@ -102,14 +107,15 @@ struct GettingStartedArticleTests {
         let replies = TestRecorder(automaton.replies)
 
         automaton.send(.login)
-        automaton.send(.forceLogout)                    // disposes the login effect (.latest)
-        scheduler.run()                                 // .loginOK never comes
+        automaton.send(.forceLogout)  // disposes the login effect (.latest)
+        scheduler.run()  // .loginOK never comes
 
-        #expect(replies.values == [
-            .success(.login, .loggedOut, .loggingIn),
-            .success(.forceLogout, .loggingIn, .loggingOut),
-            .success(.logoutOK, .loggingOut, .loggedOut),
-        ])
+        #expect(
+            replies.values == [
+                .success(.login, .loggedOut, .loggingIn),
+                .success(.forceLogout, .loggingIn, .loggingOut),
+                .success(.logoutOK, .loggingOut, .loggedOut),
+            ])
         // DOCC-START-FORCE-LOGOUT-END
     }
 
@@ -118,30 +124,32 @@ struct GettingStartedArticleTests {
         // DOCC-START-CONNECTION-USE-BEGIN
         let scheduler = TestScheduler()
         let automaton = makeChannelManager(
-            connect: SignalProducer(value: .failed).delay(.seconds(1), on: scheduler),   // every attempt fails
+            connect: SignalProducer(value: .failed).delay(.seconds(1), on: scheduler),  // every attempt fails
             backOff: SignalProducer(value: .retry).delay(.seconds(30), on: scheduler)
         )
         let replies = TestRecorder(automaton.replies)
         let effects = TestRecorder(automaton.effectEvents)
 
         automaton.send(.connect)
-        automaton.send(.foregrounded)                   // succeeds, and cancels nothing: the attempt is keyed
-        scheduler.advance(by: .seconds(1))              // the attempt fails: back off for 30 s
-        automaton.send(.disconnect)                     // cancels the back-off timer by its key
+        automaton.send(.foregrounded)  // succeeds, and cancels nothing: the attempt is keyed
+        scheduler.advance(by: .seconds(1))  // the attempt fails: back off for 30 s
+        automaton.send(.disconnect)  // cancels the back-off timer by its key
 
-        #expect(replies.values == [
-            .success(.connect, .disconnected, .connecting),
-            .success(.foregrounded, .connecting, .connecting),
-            .success(.failed, .connecting, .backingOff),
-            .success(.disconnect, .backingOff, .disconnected),
-        ])
-        #expect(effects.values.map(\.description) == [
-            "effect 0 [attempt] started by connect",
-            "effect 1 [backOff] started by failed",
-            "effect 0 [attempt] ended",
-            "effect 1 [backOff] cancelled by disconnect",
-        ])
-        #expect(scheduler.pendingActionCount == 0)      // nothing left of the timer
+        #expect(
+            replies.values == [
+                .success(.connect, .disconnected, .connecting),
+                .success(.foregrounded, .connecting, .connecting),
+                .success(.failed, .connecting, .backingOff),
+                .success(.disconnect, .backingOff, .disconnected),
+            ])
+        #expect(
+            effects.values.map(\.description) == [
+                "effect 0 [attempt] started by connect",
+                "effect 1 [backOff] started by failed",
+                "effect 0 [attempt] ended",
+                "effect 1 [backOff] cancelled by disconnect",
+            ])
+        #expect(scheduler.pendingActionCount == 0)  // nothing left of the timer
         // DOCC-START-CONNECTION-USE-END
     }
 }

@@ -31,31 +31,33 @@ func makeJobMachine(
 ) -> Automaton<Job, JobInput> {
     let isRestart: @Sendable (JobInput) -> Bool = { $0 == .start || $0 == .retry }
 
-    return Automaton(state: .idle, table: [
-        // A value input, from a value state, with an effect that calls `send`.
-        .enqueue | .idle => .queued | { send in send(.start) },
-        // A producer effect, keyed so that `.cancel(JobKey.download)` can cancel it.
-        .start | .queued => .running(attempt: 1) | download(1).keyed(JobKey.download),
-        // Every `.finished(bytes:)`, whatever its bytes, through a key path to an optional.
-        \.finishedBytes | { job, bytes in job.isRunning ? .done(bytes: bytes) : nil },
-        // The next state computed from the state and the input; `nil` declines.
-        .fail | { job, _ in job.runningAttempt.map { .failed(attempt: $0) } },
-        // The same, with an effect computed from the from-state and the input.
-        .retry | { job, _ in job.failedAttempt.map { .running(attempt: $0 + 1) } }
-               | { job, _ in download((job.failedAttempt ?? 0) + 1).keyed(JobKey.download) },
-        // A key path to a `Bool` property as a from-state predicate; a row that cancels by key.
-        .cancel | \.isRunning => .cancelled | .cancel(JobKey.download),
-        // Any of several states.
-        .cancel | [.idle, .queued] => .cancelled,
-        // Every input a predicate accepts.
-        isRestart | .cancelled => .queued | { send in send(.start) },
-        // Any state.
-        .reset | any => .idle | .cancel(JobKey.download),
-        // Any input: a cancelled job accepts everything else and stays cancelled.
-        any | .cancelled => .cancelled,
-        // The next state as a function of the current one, in every state.
-        .refresh | { $0 },
-    ])
+    return Automaton(
+        state: .idle,
+        table: [
+            // A value input, from a value state, with an effect that calls `send`.
+            .enqueue | .idle => .queued | { send in send(.start) },
+            // A producer effect, keyed so that `.cancel(JobKey.download)` can cancel it.
+            .start | .queued => .running(attempt: 1) | download(1).keyed(JobKey.download),
+            // Every `.finished(bytes:)`, whatever its bytes, through a key path to an optional.
+            \.finishedBytes | { job, bytes in job.isRunning ? .done(bytes: bytes) : nil },
+            // The next state computed from the state and the input; `nil` declines.
+            .fail | { job, _ in job.runningAttempt.map { .failed(attempt: $0) } },
+            // The same, with an effect computed from the from-state and the input.
+            .retry | { job, _ in job.failedAttempt.map { .running(attempt: $0 + 1) } }
+                | { job, _ in download((job.failedAttempt ?? 0) + 1).keyed(JobKey.download) },
+            // A key path to a `Bool` property as a from-state predicate; a row that cancels by key.
+            .cancel | \.isRunning => .cancelled | .cancel(JobKey.download),
+            // Any of several states.
+            .cancel | [.idle, .queued] => .cancelled,
+            // Every input a predicate accepts.
+            isRestart | .cancelled => .queued | { send in send(.start) },
+            // Any state.
+            .reset | any => .idle | .cancel(JobKey.download),
+            // Any input: a cancelled job accepts everything else and stays cancelled.
+            any | .cancelled => .cancelled,
+            // The next state as a function of the current one, in every state.
+            .refresh | { $0 },
+        ])
 }
 // DOCC-TABLE-JOB-END
 
@@ -76,34 +78,35 @@ struct MappingTableArticleTests {
         })
         let replies = TestRecorder(automaton.replies)
 
-        automaton.send(.enqueue)              // its effect sends .start
-        scheduler.advance(by: .seconds(1))    // attempt 1 fails
+        automaton.send(.enqueue)  // its effect sends .start
+        scheduler.advance(by: .seconds(1))  // attempt 1 fails
         automaton.send(.retry)
-        scheduler.advance(by: .seconds(1))    // attempt 2 finishes
+        scheduler.advance(by: .seconds(1))  // attempt 2 finishes
         automaton.send(.refresh)
-        automaton.send(.cancel)               // no row: done jobs are not cancelled
+        automaton.send(.cancel)  // no row: done jobs are not cancelled
         automaton.send(.reset)
         automaton.send(.enqueue)
-        automaton.send(.cancel)               // cancels the running download by key
-        automaton.send(.fail)                 // accepted by `any | .cancelled`
-        automaton.send(.retry)                // a restart
+        automaton.send(.cancel)  // cancels the running download by key
+        automaton.send(.fail)  // accepted by `any | .cancelled`
+        automaton.send(.retry)  // a restart
 
-        #expect(replies.values == [
-            .success(.enqueue, .idle, .queued),
-            .success(.start, .queued, .running(attempt: 1)),
-            .success(.fail, .running(attempt: 1), .failed(attempt: 1)),
-            .success(.retry, .failed(attempt: 1), .running(attempt: 2)),
-            .success(.finished(bytes: 42), .running(attempt: 2), .done(bytes: 42)),
-            .success(.refresh, .done(bytes: 42), .done(bytes: 42)),
-            .failure(.cancel, .done(bytes: 42)),
-            .success(.reset, .done(bytes: 42), .idle),
-            .success(.enqueue, .idle, .queued),
-            .success(.start, .queued, .running(attempt: 1)),
-            .success(.cancel, .running(attempt: 1), .cancelled),
-            .success(.fail, .cancelled, .cancelled),
-            .success(.retry, .cancelled, .queued),
-            .success(.start, .queued, .running(attempt: 1)),
-        ])
+        #expect(
+            replies.values == [
+                .success(.enqueue, .idle, .queued),
+                .success(.start, .queued, .running(attempt: 1)),
+                .success(.fail, .running(attempt: 1), .failed(attempt: 1)),
+                .success(.retry, .failed(attempt: 1), .running(attempt: 2)),
+                .success(.finished(bytes: 42), .running(attempt: 2), .done(bytes: 42)),
+                .success(.refresh, .done(bytes: 42), .done(bytes: 42)),
+                .failure(.cancel, .done(bytes: 42)),
+                .success(.reset, .done(bytes: 42), .idle),
+                .success(.enqueue, .idle, .queued),
+                .success(.start, .queued, .running(attempt: 1)),
+                .success(.cancel, .running(attempt: 1), .cancelled),
+                .success(.fail, .cancelled, .cancelled),
+                .success(.retry, .cancelled, .queued),
+                .success(.start, .queued, .running(attempt: 1)),
+            ])
         // DOCC-TABLE-JOB-USE-END
         #expect(automaton.runningEffectCount == 1)
         scheduler.run()
@@ -114,16 +117,16 @@ struct MappingTableArticleTests {
     func arrayForm() {
         // DOCC-TABLE-ARRAY-BEGIN
         let rows: [Automaton<Lamp, LampInput>.Mapping] = [
-            .press  | .off => .on,
-            .press  | .on  => .off,
-            .unplug | any  => .off,
+            .press | .off => .on,
+            .press | .on => .off,
+            .unplug | any => .off,
         ]
         let lamp = Automaton(state: .off, mapping: reduce(rows))
 
         let withEffects: [Automaton<Lamp, LampInput>.EffectMapping] = [
-            .press  | .off => .on  | .empty,
-            .press  | .on  => .off | { send in send(.unplug) },   // switching off unplugs it
-            .unplug | any  => .off | .empty,
+            .press | .off => .on | .empty,
+            .press | .on => .off | { send in send(.unplug) },  // switching off unplugs it
+            .unplug | any => .off | .empty,
         ]
         let selfUnplugging = Automaton(state: .off, mapping: reduce(withEffects))
         // DOCC-TABLE-ARRAY-END
@@ -132,19 +135,21 @@ struct MappingTableArticleTests {
         lamp.send(.press)
         lamp.send(.press)
         lamp.send(.unplug)
-        #expect(lampReplies.values == [
-            .success(.press, .off, .on),
-            .success(.press, .on, .off),
-            .success(.unplug, .off, .off),
-        ])
+        #expect(
+            lampReplies.values == [
+                .success(.press, .off, .on),
+                .success(.press, .on, .off),
+                .success(.unplug, .off, .off),
+            ])
         let unpluggingReplies = TestRecorder(selfUnplugging.replies)
         selfUnplugging.send(.press)
         selfUnplugging.send(.press)
-        #expect(unpluggingReplies.values == [
-            .success(.press, .off, .on),
-            .success(.press, .on, .off),
-            .success(.unplug, .off, .off),
-        ])
+        #expect(
+            unpluggingReplies.values == [
+                .success(.press, .off, .on),
+                .success(.press, .on, .off),
+                .success(.unplug, .off, .off),
+            ])
     }
 
     @Test("a MappingTable is a value: declared, extended from its rows, and turned into a mapping")
@@ -152,14 +157,14 @@ struct MappingTableArticleTests {
         // DOCC-TABLE-VALUE-BEGIN
         let lampTable: MappingTable<Lamp, LampInput> = [
             .press | .off => .on,
-            .press | .on  => .off,
+            .press | .on => .off,
         ]
         let lamp = Automaton(state: .off, table: lampTable)
 
         let rows: [MappingRow<Lamp, LampInput>] = lampTable.rows + [.unplug | any => .off]
         let unpluggable = Automaton(state: .on, table: MappingTable(rows))
 
-        let mapping = MappingTable(rows).mapping        // an Automaton<Lamp, LampInput>.EffectMapping
+        let mapping = MappingTable(rows).mapping  // an Automaton<Lamp, LampInput>.EffectMapping
         let sameMachine = Automaton(state: .on, mapping: mapping)
         // DOCC-TABLE-VALUE-END
 

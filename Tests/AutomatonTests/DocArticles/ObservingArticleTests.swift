@@ -13,7 +13,7 @@ func startLogging(
     to log: @escaping @Sendable (String) -> Void
 ) -> Disposable {
     let observations = CompositeDisposable()
-    observations += automaton.state.producer.startWithValues { log("state \($0)") }   // now, then each change
+    observations += automaton.state.producer.startWithValues { log("state \($0)") }  // now, then each change
     observations += automaton.replies.observeValues { log("reply \($0)") }
     observations += automaton.effectEvents.observeValues { log("\($0)") }
     return observations
@@ -45,21 +45,22 @@ struct ObservingArticleTests {
         let automaton = makeAuthMachine(loginOK: SignalProducer(value: .loginOK), logoutOK: .empty)
         let logging = startLogging(automaton, to: { line in lines.modify { $0.append(line) } })
 
-        automaton.send(.login)                // its effect sends .loginOK at once: queued, then processed
-        automaton.send(.logoutOK)             // refused
+        automaton.send(.login)  // its effect sends .loginOK at once: queued, then processed
+        automaton.send(.logoutOK)  // refused
         logging.dispose()
-        automaton.send(.logout)               // not logged
+        automaton.send(.logout)  // not logged
 
-        #expect(lines.value == [
-            "state loggedOut",
-            "state loggingIn",
-            "reply success(login, loggedOut => loggingIn)",
-            "effect 0 started by login",
-            "effect 0 ended",
-            "state loggedIn",
-            "reply success(loginOK, loggingIn => loggedIn)",
-            "reply failure(logoutOK, loggedIn)",
-        ])
+        #expect(
+            lines.value == [
+                "state loggedOut",
+                "state loggingIn",
+                "reply success(login, loggedOut => loggingIn)",
+                "effect 0 started by login",
+                "effect 0 ended",
+                "state loggedIn",
+                "reply success(loginOK, loggingIn => loggedIn)",
+                "reply failure(logoutOK, loggedIn)",
+            ])
         // DOCC-OBSERVE-LOGGING-USE-END
     }
 
@@ -69,19 +70,20 @@ struct ObservingArticleTests {
         let log: @Sendable (String) -> Void = { line in lines.modify { $0.append(line) } }
         let automaton = makeAuthMachine(loginOK: SignalProducer(value: .loginOK), logoutOK: .empty)
         // DOCC-OBSERVE-LOG-EVENTS-BEGIN
-        automaton.replies.logEvents(identifier: "auth", logger: log)          // logger: print by default
+        automaton.replies.logEvents(identifier: "auth", logger: log)  // logger: print by default
         automaton.effectEvents.logEvents(identifier: "auth effects", logger: log)
         // DOCC-OBSERVE-LOG-EVENTS-END
         automaton.send(.login)
         automaton.send(.login)
         // Without the timestamp, `[2026-11-25T10:00:00.000Z] `.
-        #expect(lines.value.map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) } == [
-            "[auth] value(success(login, loggedOut => loggingIn))",
-            "[auth effects] value(effect 0 started by login)",
-            "[auth effects] value(effect 0 ended)",
-            "[auth] value(success(loginOK, loggingIn => loggedIn))",
-            "[auth] value(failure(login, loggedIn))",
-        ])
+        #expect(
+            lines.value.map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) } == [
+                "[auth] value(success(login, loggedOut => loggingIn))",
+                "[auth effects] value(effect 0 started by login)",
+                "[auth effects] value(effect 0 ended)",
+                "[auth] value(success(loginOK, loggingIn => loggedIn))",
+                "[auth] value(failure(login, loggedIn))",
+            ])
         #expect(lines.value.allSatisfy { $0.hasPrefix("[20") && $0.contains("Z] [auth") })
     }
 
@@ -89,7 +91,7 @@ struct ObservingArticleTests {
     func stream() async {
         let automaton = makeAuthMachine(loginOK: SignalProducer(value: .loginOK), logoutOK: .empty)
         // DOCC-OBSERVE-STREAM-BEGIN
-        let replies = automaton.replies.stream()   // observes now, and buffers until iterated
+        let replies = automaton.replies.stream()  // observes now, and buffers until iterated
         automaton.send(.login)
         automaton.send(.logout)
 
@@ -98,11 +100,12 @@ struct ObservingArticleTests {
             seen.append(reply)
             if seen.count == 3 { break }
         }
-        #expect(seen == [
-            .success(.login, .loggedOut, .loggingIn),
-            .success(.loginOK, .loggingIn, .loggedIn),
-            .success(.logout, .loggedIn, .loggingOut),
-        ])
+        #expect(
+            seen == [
+                .success(.login, .loggedOut, .loggingIn),
+                .success(.loginOK, .loggingIn, .loggedIn),
+                .success(.logout, .loggedIn, .loggingOut),
+            ])
         // DOCC-OBSERVE-STREAM-END
     }
 
@@ -129,7 +132,7 @@ struct ContractsArticleTests {
         for name in ["o1", "o2"] {
             signal.observeValues { value in
                 heard.modify { $0.append("\(name) \(value)") }
-                if name == "o1" && value == "a" { input.send(value: "b") }   // queued, not delivered here
+                if name == "o1" && value == "a" { input.send(value: "b") }  // queued, not delivered here
             }
         }
         input.send(value: "a")
@@ -141,24 +144,25 @@ struct ContractsArticleTests {
     func queuedInput() {
         // DOCC-CONTRACTS-SENDER-BEGIN
         let automaton = makeAuthMachine(loginOK: .empty, logoutOK: .empty)
-        let send = automaton.sender           // sends without keeping the automaton alive
+        let send = automaton.sender  // sends without keeping the automaton alive
         let heard = MutableProperty<[String]>([])
         automaton.replies.observeValues { reply in
             heard.modify { $0.append("first: \(reply)") }
-            if case .failure(.logout, .loggingIn) = reply { send(.forceLogout) }   // queued
+            if case .failure(.logout, .loggingIn) = reply { send(.forceLogout) }  // queued
         }
         automaton.replies.observeValues { reply in heard.modify { $0.append("second: \(reply)") } }
 
         automaton.send(.login)
         automaton.send(.logout)
-        #expect(heard.value == [
-            "first: success(login, loggedOut => loggingIn)",
-            "second: success(login, loggedOut => loggingIn)",
-            "first: failure(logout, loggingIn)",
-            "second: failure(logout, loggingIn)",
-            "first: success(forceLogout, loggingIn => loggingOut)",
-            "second: success(forceLogout, loggingIn => loggingOut)",
-        ])
+        #expect(
+            heard.value == [
+                "first: success(login, loggedOut => loggingIn)",
+                "second: success(login, loggedOut => loggingIn)",
+                "first: failure(logout, loggingIn)",
+                "second: failure(logout, loggingIn)",
+                "first: success(forceLogout, loggingIn => loggingOut)",
+                "second: success(forceLogout, loggingIn => loggingOut)",
+            ])
         // DOCC-CONTRACTS-SENDER-END
     }
 }

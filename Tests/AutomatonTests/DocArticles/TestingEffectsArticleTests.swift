@@ -31,8 +31,8 @@ struct ChannelManagerTests {
             .cancelled(.cancelled(by: .disconnect), key: ChannelKey.attempt),
             .success(.disconnect, .connecting, .disconnected),
         ])
-        #expect(scheduler.pendingActionCount == 0)   // the attempt's delayed .failed is gone
-        tester.finish()                              // fails if an effect still runs
+        #expect(scheduler.pendingActionCount == 0)  // the attempt's delayed .failed is gone
+        tester.finish()  // fails if an effect still runs
     }
 
     @Test("an unrelated input cancels no keyed effect, even under .latest")
@@ -41,7 +41,7 @@ struct ChannelManagerTests {
 
         tester.send(.connect)
         tester.send(.foregrounded)
-        tester.advance(by: .seconds(1))              // the attempt still runs, and fails
+        tester.advance(by: .seconds(1))  // the attempt still runs, and fails
         tester.expect([
             .success(.connect, .disconnected, .connecting),
             .started(by: .connect, key: ChannelKey.attempt),
@@ -50,7 +50,7 @@ struct ChannelManagerTests {
             .started(by: .failed, key: ChannelKey.backOff),
             .ended(key: ChannelKey.attempt),
         ])
-        tester.finish(skipRunningEffects: true)      // the back-off timer still runs, on purpose
+        tester.finish(skipRunningEffects: true)  // the back-off timer still runs, on purpose
     }
 }
 // DOCC-TESTING-TESTER-END
@@ -62,10 +62,10 @@ struct TestingEffectsArticleTests {
         // DOCC-TESTING-PENDING-BEGIN
         let scheduler = TestScheduler()
         let delivery = SignalProducer<Int, Never>(value: 1).delay(.seconds(5), on: scheduler).start()
-        #expect(scheduler.pendingActionCount == 2)   // the delayed value and the delayed completion
+        #expect(scheduler.pendingActionCount == 2)  // the delayed value and the delayed completion
 
         delivery.dispose()
-        #expect(scheduler.pendingActionCount == 0)   // the cancellation is proven, not assumed
+        #expect(scheduler.pendingActionCount == 0)  // the cancellation is proven, not assumed
         // DOCC-TESTING-PENDING-END
     }
 
@@ -79,43 +79,49 @@ struct TestingEffectsArticleTests {
         )
         scheduler.advance(by: .seconds(5))
 
-        #expect(ticks.timedEvents == [
-            RecordedEvent(.value(.seconds(1)), at: .seconds(1)),
-            RecordedEvent(.value(.seconds(2)), at: .seconds(2)),
-            RecordedEvent(.completed, at: .seconds(2)),
-        ])
-        #expect(scheduler.pendingActionCount == 0)   // take(first:) stopped the timer
+        #expect(
+            ticks.timedEvents == [
+                RecordedEvent(.value(.seconds(1)), at: .seconds(1)),
+                RecordedEvent(.value(.seconds(2)), at: .seconds(2)),
+                RecordedEvent(.completed, at: .seconds(2)),
+            ])
+        #expect(scheduler.pendingActionCount == 0)  // take(first:) stopped the timer
         // DOCC-TESTING-RECORDER-END
     }
 
-    @Test("an async back-off that sleeps on TestScheduler.clock wakes when the test advances, and is cancelled by disconnect")
+    @Test(
+        "an async back-off that sleeps on TestScheduler.clock wakes when the test advances, and is cancelled by disconnect"
+    )
     func asyncEffectOnVirtualTime() async throws {
         // DOCC-TESTING-CLOCK-BEGIN
         let scheduler = TestScheduler()
-        let clock = scheduler.clock                   // a Clock whose time is the scheduler's
+        let clock = scheduler.clock  // a Clock whose time is the scheduler's
         let backOff = SignalProducer<ChannelInput, Never>(
-            operation: { try await clock.sleep(for: .seconds(30)); return .retry },
+            operation: {
+                try await clock.sleep(for: .seconds(30)); return .retry
+            },
             catch: { _ in .disconnect }
         )
         let automaton = makeChannelManager(connect: SignalProducer(value: .failed), backOff: backOff)
-        var replies = automaton.replies.stream().makeAsyncIterator()   // made before anything is sent
+        var replies = automaton.replies.stream().makeAsyncIterator()  // made before anything is sent
 
-        automaton.send(.connect)                      // the attempt fails at once: back off
-        await clock.waitForSleepers(1)                // the back-off task is asleep on the clock
-        await clock.advance(by: .seconds(30))         // wakes it; it sends .retry, which fails again
-        await clock.waitForSleepers(1)                // the next back-off sleeps
-        automaton.send(.disconnect)                   // cancels it: its sleep throws
+        automaton.send(.connect)  // the attempt fails at once: back off
+        await clock.waitForSleepers(1)  // the back-off task is asleep on the clock
+        await clock.advance(by: .seconds(30))  // wakes it; it sends .retry, which fails again
+        await clock.waitForSleepers(1)  // the next back-off sleeps
+        automaton.send(.disconnect)  // cancels it: its sleep throws
 
         var seen: [Reply<ChannelState, ChannelInput>] = []
         for _ in 0..<5 { seen.append(try #require(await replies.next())) }
-        #expect(seen == [
-            .success(.connect, .disconnected, .connecting),
-            .success(.failed, .connecting, .backingOff),
-            .success(.retry, .backingOff, .connecting),
-            .success(.failed, .connecting, .backingOff),
-            .success(.disconnect, .backingOff, .disconnected),
-        ])
-        #expect(scheduler.pendingActionCount == 0)    // no wake-up left
+        #expect(
+            seen == [
+                .success(.connect, .disconnected, .connecting),
+                .success(.failed, .connecting, .backingOff),
+                .success(.retry, .backingOff, .connecting),
+                .success(.failed, .connecting, .backingOff),
+                .success(.disconnect, .backingOff, .disconnected),
+            ])
+        #expect(scheduler.pendingActionCount == 0)  // no wake-up left
         // DOCC-TESTING-CLOCK-END
     }
 }

@@ -7,13 +7,16 @@ struct GraphAnalysisTests {
     @Test("unreachable states: the CaseIterable states exploration did not find, in allCases order")
     func unreachableStates() {
         let rows: [MappingRow<LoginState, LoginInput>] = [
-            .login       | .loggedOut => .loggingIn,
-            .loginOK     | .loggingIn => .loggedIn,
+            .login | .loggedOut => .loggingIn,
+            .loginOK | .loggingIn => .loggedIn,
         ]
         let graph = StateGraph(from: LoginState.loggedOut, table: MappingTable(rows))
         #expect(graph.unreachableStates == [.loggingOut])
         #expect(loginGraph().unreachableStates == [])
-        #expect(StateGraph(from: LoginState.loggingOut, table: MappingTable(rows)).unreachableStates == [.loggedOut, .loggingIn, .loggedIn])
+        #expect(
+            StateGraph(from: LoginState.loggingOut, table: MappingTable(rows)).unreachableStates == [
+                .loggedOut, .loggingIn, .loggedIn,
+            ])
     }
 
     @Test("dead ends: states that reject every input or only loop back, in discovery order")
@@ -22,8 +25,8 @@ struct GraphAnalysisTests {
         #expect(graph.deadEndStates == [.cancel])
         #expect(loginGraph().deadEndStates == [])
         let rows: [MappingRow<LoginState, LoginInput>] = [
-            .login       | .loggedOut => .loggingIn,
-            .loginOK     | .loggingIn => .loggedIn,
+            .login | .loggedOut => .loggingIn,
+            .loginOK | .loggingIn => .loggedIn,
         ]
         #expect(StateGraph(from: LoginState.loggedOut, table: MappingTable(rows)).deadEndStates == [.loggedIn])
     }
@@ -31,11 +34,14 @@ struct GraphAnalysisTests {
     @Test("inputs never accepted: the alphabet's inputs no state found accepts, in alphabet order")
     func neverAcceptedInputs() {
         let rows: [MappingRow<LoginState, LoginInput>] = [
-            .login       | .loggedOut => .loggingIn,
-            .loginOK     | .loggingIn => .loggedIn,
-            .logoutOK    | .loggingOut => .loggedOut,
+            .login | .loggedOut => .loggingIn,
+            .loginOK | .loggingIn => .loggedIn,
+            .logoutOK | .loggingOut => .loggedOut,
         ]
-        #expect(StateGraph(from: LoginState.loggedOut, table: MappingTable(rows)).neverAcceptedInputs == [.logout, .logoutOK, .forceLogout])
+        #expect(
+            StateGraph(from: LoginState.loggedOut, table: MappingTable(rows)).neverAcceptedInputs == [
+                .logout, .logoutOK, .forceLogout,
+            ])
         #expect(loginGraph().neverAcceptedInputs == [])
         #expect(transitionMachine(initialState: TrafficLight.red).graph().neverAcceptedInputs == [])
     }
@@ -43,12 +49,13 @@ struct GraphAnalysisTests {
     @Test("shortest paths: one per state, in discovery order, ties going to earlier inputs")
     func shortestPaths() {
         let graph = loginGraph()
-        #expect(graph.shortestPaths.map(\.inputs) == [
-            [],
-            [.login],
-            [.login, .loginOK],
-            [.login, .forceLogout],
-        ])
+        #expect(
+            graph.shortestPaths.map(\.inputs) == [
+                [],
+                [.login],
+                [.login, .loginOK],
+                [.login, .forceLogout],
+            ])
         #expect(graph.shortestPaths.map(\.end) == graph.states)
         #expect(graph.shortestPath(to: .loggingOut)?.edges.map(\.from) == [.loggedOut, .loggingIn])
         let partial = StateGraph<LoginState, LoginInput>(from: .loggedIn, table: [.logout | .loggedIn => .loggingOut])
@@ -59,21 +66,26 @@ struct GraphAnalysisTests {
     func edgeCoveringPaths() {
         let graph = loginGraph()
         let paths = graph.edgeCoveringPaths
-        #expect(paths.map(\.inputs) == [[
-            .login, .loginOK, .logout, .logoutOK, .login, .forceLogout, .logoutOK, .login, .loginOK, .forceLogout,
-        ]])
+        #expect(
+            paths.map(\.inputs) == [
+                [
+                    .login, .loginOK, .logout, .logoutOK, .login, .forceLogout, .logoutOK, .login, .loginOK,
+                    .forceLogout,
+                ]
+            ])
         #expect(paths.allSatisfy { $0.start == .loggedOut })
         let taken = Set(paths.flatMap { $0.edges.map { "\($0.from) \($0.input)" } })
         #expect(taken == Set(graph.edges.map { "\($0.from) \($0.input)" }))
 
         // A dead end ends a path: the next starts again from the initial state.
         let connection = transitionMachine(initialState: Connection.idle).graph(inputs: Connection.samples)
-        #expect(connection.edgeCoveringPaths.map { $0.inputs.map(\.caseName) } == [
-            ["fetching", "success", "cancel", "cancel"],
-            ["cancel"],
-            ["fetching", "failure", "cancel"],
-            ["fetching", "cancel"],
-        ])
+        #expect(
+            connection.edgeCoveringPaths.map { $0.inputs.map(\.caseName) } == [
+                ["fetching", "success", "cancel", "cancel"],
+                ["cancel"],
+                ["fetching", "failure", "cancel"],
+                ["fetching", "cancel"],
+            ])
         #expect(StateGraph(from: 0, inputs: [1]) { (_: Int, _: Int) -> Int? in nil }.edgeCoveringPaths.isEmpty)
     }
 }

@@ -9,7 +9,9 @@ import Testing
 struct GraphExportTests {
     @Test("RxAutomaton login: Mermaid lists states in discovery order and marks the transitions that start an effect")
     func loginMermaid() {
-        expectDiagram(loginGraph().mermaid(), """
+        expectDiagram(
+            loginGraph().mermaid(),
+            """
             stateDiagram-v2
                 state "loggedOut" as loggedOut
                 state "loggingIn" as loggingIn
@@ -27,7 +29,9 @@ struct GraphExportTests {
 
     @Test("RxAutomaton login: DOT draws the start point, one node per state, and effect edges bold")
     func loginDOT() {
-        expectDiagram(loginGraph().dot(name: "login"), """
+        expectDiagram(
+            loginGraph().dot(name: "login"),
+            """
             digraph "login" {
                 rankdir=LR;
                 node [shape=box, style=rounded];
@@ -51,7 +55,9 @@ struct GraphExportTests {
     func appLauncher() {
         let launcher = AppLauncher(services: AppServices(isUpgradePending: true, canLogIn: true))
         let graph = launcher.machine.graph()
-        expectDiagram(graph.mermaid(), """
+        expectDiagram(
+            graph.mermaid(),
+            """
             stateDiagram-v2
                 state "uninitialized" as uninitialized
                 state "initialized" as initialized
@@ -69,7 +75,9 @@ struct GraphExportTests {
                 loggedIn --> loggedOut : logOut / effect
                 loggedOut --> loggedIn : logIn / effect
             """, named: "app-launcher.mmd")
-        expectDiagram(graph.dot(name: "AppLauncher"), """
+        expectDiagram(
+            graph.dot(name: "AppLauncher"),
+            """
             digraph "AppLauncher" {
                 rankdir=LR;
                 node [shape=box, style=rounded];
@@ -96,7 +104,9 @@ struct GraphExportTests {
     @Test("Gauntlet TrafficLight: the inputs are target states, and only red → green → yellow → red is drawn")
     func trafficLight() {
         let graph = transitionMachine(initialState: TrafficLight.red).graph()
-        expectDiagram(graph.mermaid(), """
+        expectDiagram(
+            graph.mermaid(),
+            """
             stateDiagram-v2
                 state "red" as red
                 state "green" as green
@@ -106,7 +116,9 @@ struct GraphExportTests {
                 green --> yellow : yellow
                 yellow --> red : red
             """, named: "traffic-light.mmd")
-        expectDiagram(graph.dot(name: "TrafficLight"), """
+        expectDiagram(
+            graph.dot(name: "TrafficLight"),
+            """
             digraph "TrafficLight" {
                 rankdir=LR;
                 node [shape=box, style=rounded];
@@ -125,7 +137,9 @@ struct GraphExportTests {
     @Test("Gauntlet Connection: sample inputs with associated values give states whose labels keep the values, escaped")
     func gauntletConnection() {
         let graph = transitionMachine(initialState: Connection.idle).graph(inputs: Connection.samples)
-        expectDiagram(graph.mermaid(), #"""
+        expectDiagram(
+            graph.mermaid(),
+            #"""
             stateDiagram-v2
                 state "idle" as idle
                 state "fetching(taskID#58; 7)" as fetching_taskID_7
@@ -142,7 +156,9 @@ struct GraphExportTests {
                 success_json_user_ada --> cancel : cancel
                 failure_message_timed_out --> cancel : cancel
             """#, named: "gauntlet-connection.mmd")
-        expectDiagram(graph.dot(name: "Connection"), #"""
+        expectDiagram(
+            graph.dot(name: "Connection"),
+            #"""
             digraph "Connection" {
                 rankdir=LR;
                 node [shape=box, style=rounded];
@@ -171,7 +187,9 @@ struct GraphExportTests {
         let name: (Playback) -> String = { state in
             (state.video ?? "no video") + (state.isLoading ? " loading" : "") + (state.isPlaying ? " playing" : "")
         }
-        expectDiagram(graph.mermaid(stateName: name), #"""
+        expectDiagram(
+            graph.mermaid(stateName: name),
+            #"""
             stateDiagram-v2
                 state "no video" as no_video
                 state "intro loading" as intro_loading
@@ -195,7 +213,9 @@ struct GraphExportTests {
                 intro_playing --> intro_playing : play
                 intro_playing --> intro : pause
             """#, named: "mealy-playback.mmd")
-        expectDiagram(graph.dot(name: "Playback", stateName: name), #"""
+        expectDiagram(
+            graph.dot(name: "Playback", stateName: name),
+            #"""
             digraph "Playback" {
                 rankdir=LR;
                 node [shape=box, style=rounded];
@@ -248,7 +268,8 @@ struct GraphExportEscapingTests {
 
     /// `next` walks the names in order; `rename(to:)` jumps from the first name to the one given.
     static func graph() -> StateGraph<String, Command> {
-        StateGraph(from: names[0], inputs: [.next, .rename(to: "end")]) { (state: String, command: Command) -> String? in
+        StateGraph(from: names[0], inputs: [.next, .rename(to: "end")]) {
+            (state: String, command: Command) -> String? in
             guard let index = names.firstIndex(of: state) else { return nil }
             switch command {
             case .next: return index + 1 < names.count ? names[index + 1] : nil
@@ -259,7 +280,9 @@ struct GraphExportEscapingTests {
 
     @Test("Mermaid: identifiers are sanitized and unique, labels use entity codes and <br>")
     func mermaid() {
-        expectDiagram(Self.graph().mermaid(), #"""
+        expectDiagram(
+            Self.graph().mermaid(),
+            #"""
             stateDiagram-v2
                 state "say #quot;hi#quot;" as say_hi
                 state "back#92;slash" as back_slash
@@ -285,7 +308,9 @@ struct GraphExportEscapingTests {
 
     @Test("DOT: labels are quoted strings with backslashes, quotes and line breaks escaped")
     func dot() {
-        expectDiagram(Self.graph().dot(name: #"tricky "labels""#), #"""
+        expectDiagram(
+            Self.graph().dot(name: #"tricky "labels""#),
+            #"""
             digraph "tricky \"labels\"" {
                 rankdir=LR;
                 node [shape=box, style=rounded];
@@ -315,7 +340,9 @@ struct GraphExportEscapingTests {
 
     @Test("Keyed effects and cancelling rows are labelled with their keys")
     func keyedLabels() {
-        expectDiagram(keyedGraph().mermaid(), """
+        expectDiagram(
+            keyedGraph().mermaid(),
+            """
             stateDiagram-v2
                 state "disconnected" as disconnected
                 state "connecting" as connecting
@@ -327,7 +354,9 @@ struct GraphExportEscapingTests {
                 connecting --> disconnected : disconnect / cancel [connection, poll]
                 connected --> disconnected : disconnect / cancel [connection, poll]
             """, named: "keyed.mmd")
-        expectDiagram(keyedGraph().dot(name: "keyed"), """
+        expectDiagram(
+            keyedGraph().dot(name: "keyed"),
+            """
             digraph "keyed" {
                 rankdir=LR;
                 node [shape=box, style=rounded];
@@ -351,7 +380,8 @@ struct GraphExportEscapingTests {
 /// The login machine's graph, from its mapping (effects are built, never started).
 func loginGraph() -> StateGraph<LoginState, LoginInput> {
     let effect = SignalProducer<LoginInput, Never>(value: .loginOK)
-    return StateGraph(from: .loggedOut, mapping: reduce(loginMappings(loginOK: effect, logoutOK: effect, forceLogoutOK: effect)))
+    return StateGraph(
+        from: .loggedOut, mapping: reduce(loginMappings(loginOK: effect, logoutOK: effect, forceLogoutOK: effect)))
 }
 
 extension Connection {
@@ -375,7 +405,8 @@ enum SocketInput: String, Sendable, Hashable, CaseIterable, CustomStringConverti
 func keyedGraph() -> StateGraph<Socket, SocketInput> {
     let connect = SignalProducer<SocketInput, Never>(value: .opened).keyed("connection")
     let poll = SignalProducer<SocketInput, Never>.never
-    return StateGraph(from: .disconnected) { (state: Socket, input: SocketInput) -> (Socket, SignalProducer<SocketInput, Never>)? in
+    return StateGraph(from: .disconnected) {
+        (state: Socket, input: SocketInput) -> (Socket, SignalProducer<SocketInput, Never>)? in
         switch (state, input) {
         case (.disconnected, .connect): return (.connecting, connect)
         case (.connecting, .opened): return (.connected, poll)

@@ -10,7 +10,9 @@ import Testing
 struct GraphReachabilityTests {
     static let caseCount = 300
 
-    @Test("random tables: states, edges, rejections, shortest paths, covering paths and the limit agree with a fixed point")
+    @Test(
+        "random tables: states, edges, rejections, shortest paths, covering paths and the limit agree with a fixed point"
+    )
     func randomTables() {
         var failures: [String] = []
         for index in 0..<Self.caseCount {
@@ -18,7 +20,9 @@ struct GraphReachabilityTests {
             let table = RandomGraphTable.generate(seed: seed)
             let problems = table.check()
             if !problems.isEmpty {
-                failures.append("seed 0x\(String(seed, radix: 16)):\n  " + problems.joined(separator: "\n  ") + "\n" + table.description)
+                failures.append(
+                    "seed 0x\(String(seed, radix: 16)):\n  " + problems.joined(separator: "\n  ") + "\n"
+                        + table.description)
             }
             if failures.count >= 3 { break }
         }
@@ -48,7 +52,8 @@ struct RandomGraphTable: CustomStringConvertible {
             }
             let effect: EffectSpec? = generator.chance(50) ? nil : (generator.chance(50) ? .empty : .values([]))
             if isFunction {
-                rows.append(Row(input: input, target: .function(offset: generator.int(in: 0..<stateCount)), effect: effect))
+                rows.append(
+                    Row(input: input, target: .function(offset: generator.int(in: 0..<stateCount)), effect: effect))
                 continue
             }
             let from: FromPattern
@@ -63,7 +68,8 @@ struct RandomGraphTable: CustomStringConvertible {
                 from = .array(states)
             default: from = .any
             }
-            rows.append(Row(input: input, target: .state(from: from, to: generator.int(in: 0..<stateCount)), effect: effect))
+            rows.append(
+                Row(input: input, target: .state(from: from, to: generator.int(in: 0..<stateCount)), effect: effect))
         }
         return RandomGraphTable(
             stateCount: stateCount, inputCount: inputCount, initialState: generator.int(in: 0..<stateCount), rows: rows
@@ -94,7 +100,8 @@ struct RandomGraphTable: CustomStringConvertible {
                 let stateCount = self.stateCount
                 base = input | { ($0 + offset) % stateCount }
             case (.function, _):
-                preconditionFailure("Internal inconsistency: the state-function form needs an input value, got \(row.input)")
+                preconditionFailure(
+                    "Internal inconsistency: the state-function form needs an input value, got \(row.input)")
             case let (.state(from, to), input):
                 let transition = dslTransition(from: from, to: to)
                 switch input {
@@ -134,7 +141,9 @@ struct RandomGraphTable: CustomStringConvertible {
             for state in added { distance[state] = round }
         }
 
-        if graph.states.first != initialState { problems.append("the first state is \(String(describing: graph.states.first))") }
+        if graph.states.first != initialState {
+            problems.append("the first state is \(String(describing: graph.states.first))")
+        }
         if Set(graph.states) != Set(distance.keys) || graph.states.count != distance.count {
             problems.append("states \(graph.states), reachable \(distance.keys.sorted())")
             return problems
@@ -146,11 +155,17 @@ struct RandomGraphTable: CustomStringConvertible {
                 let edge = graph.edge(fromIndex: stateIndex, inputIndex: input)
                 switch (transition(state, input), edge) {
                 case let (expected?, edge?):
-                    if edge.to != expected.to || edge.startsEffect != expected.startsEffect || edge.from != state || edge.input != input {
-                        problems.append("\(state) \(input): edge to \(edge.to) effect \(edge.startsEffect), expected \(expected)")
+                    if edge.to != expected.to || edge.startsEffect != expected.startsEffect || edge.from != state
+                        || edge.input != input
+                    {
+                        problems.append(
+                            "\(state) \(input): edge to \(edge.to) effect \(edge.startsEffect), expected \(expected)")
                     }
                 case (nil, nil): rejected.append(input)
-                case let (expected, edge): problems.append("\(state) \(input): edge \(String(describing: edge?.to)), expected \(String(describing: expected))")
+                case let (expected, edge):
+                    problems.append(
+                        "\(state) \(input): edge \(String(describing: edge?.to)), expected \(String(describing: expected))"
+                    )
                 }
             }
             if graph.rejectedInputs(in: state) != rejected {
@@ -185,7 +200,9 @@ struct RandomGraphTable: CustomStringConvertible {
         var generator = SeededGenerator(seed: UInt64(graph.states.count * 31 + graph.edges.count))
         let limit = generator.int(in: 1...graph.states.count)
         let limited = StateGraph(from: initialState, inputs: inputs, stateLimit: limit, table: MappingTable(tableRows))
-        if limited.states != Array(graph.states.prefix(limit)) || limited.reachedStateLimit != (limit < graph.states.count) {
+        if limited.states != Array(graph.states.prefix(limit))
+            || limited.reachedStateLimit != (limit < graph.states.count)
+        {
             problems.append("limit \(limit): states \(limited.states), flag \(limited.reachedStateLimit)")
         }
         let kept = graph.edges.filter { $0.fromIndex < limit && $0.toIndex < limit }

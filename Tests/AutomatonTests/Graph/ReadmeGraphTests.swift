@@ -11,11 +11,11 @@ struct ReadmeGraphTests {
         let automaton = makeLoginMachine(loginOK: .never, logoutOK: .never)
         // README-GRAPH-BEGIN
         let graph = automaton.graph(inputs: [.login, .loginOK, .logout, .logoutOK, .forceLogout])
-        let mermaid = graph.mermaid()                  // the diagram below; graph.dot() for Graphviz
-        let stuck = graph.deadEndStates                // []: every state has a way out
-        let unused = graph.neverAcceptedInputs         // []: every input is accepted somewhere
-        let toLoggingOut = graph.shortestPath(to: .loggingOut)?.inputs   // [.login, .forceLogout]
-        let testPaths = graph.edgeCoveringPaths.map(\.inputs)            // 1 path, all 6 transitions
+        let mermaid = graph.mermaid()  // the diagram below; graph.dot() for Graphviz
+        let stuck = graph.deadEndStates  // []: every state has a way out
+        let unused = graph.neverAcceptedInputs  // []: every input is accepted somewhere
+        let toLoggingOut = graph.shortestPath(to: .loggingOut)?.inputs  // [.login, .forceLogout]
+        let testPaths = graph.edgeCoveringPaths.map(\.inputs)  // 1 path, all 6 transitions
         // README-GRAPH-END
         #expect(mermaid.hasPrefix("stateDiagram-v2\n"))
         #expect(stuck == [])

@@ -34,7 +34,8 @@ private struct RowBuilder {
         switch row.target {
         case let .function(offset):
             guard case let .value(input) = row.input else {
-                preconditionFailure("Internal inconsistency: the state-function form needs an input value, got \(row.input)")
+                preconditionFailure(
+                    "Internal inconsistency: the state-function form needs an input value, got \(row.input)")
             }
             let stateCount = self.stateCount
             return input | { ($0 + offset) % stateCount }

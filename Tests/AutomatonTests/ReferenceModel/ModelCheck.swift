@@ -50,7 +50,8 @@ enum ModelCheck {
     /// The seeds of a run: fixed, so that every CI run checks the same cases (and a failure there is a
     /// failure here). `AUTOMATON_SEED_BASE` picks another family of cases for a soak run.
     static func baseSeed(for kind: CaseKind) -> UInt64 {
-        let base = ProcessInfo.processInfo.environment["AUTOMATON_SEED_BASE"].flatMap(parseSeed) ?? 0x5EED_A170_3A70_0000
+        let base =
+            ProcessInfo.processInfo.environment["AUTOMATON_SEED_BASE"].flatMap(parseSeed) ?? 0x5EED_A170_3A70_0000
         let tag: UInt64
         switch kind {
         case .synchronousMerge: tag = 1
@@ -211,7 +212,8 @@ enum ModelCheck {
             for inputIndex in current.inputs.indices where current.inputs[inputIndex].throughSignal {
                 var candidate = current
                 let outside = current.inputs[inputIndex]
-                candidate.inputs[inputIndex] = OutsideInput(input: outside.input, time: outside.time, throughSignal: false)
+                candidate.inputs[inputIndex] = OutsideInput(
+                    input: outside.input, time: outside.time, throughSignal: false)
                 if keep(candidate) { progressed = true }
             }
         }

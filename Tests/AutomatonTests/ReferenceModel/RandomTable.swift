@@ -166,7 +166,8 @@ enum EffectSpec: Sendable, Equatable, CustomStringConvertible {
     var emissionCount: Int {
         switch self {
         case .empty: return 0
-        case let .values(inputs), let .closure(inputs), let .delayed(inputs, _), let .pending(inputs): return inputs.count
+        case let .values(inputs), let .closure(inputs), let .delayed(inputs, _), let .pending(inputs):
+            return inputs.count
         case let .scheduled(emissions, _, _), let .closureScheduled(emissions): return emissions.count
         }
     }
@@ -312,7 +313,8 @@ enum CaseKind: String, Sendable, CaseIterable, CustomStringConvertible {
 
     var usesKeys: Bool {
         switch self {
-        case .synchronousKeyedMerge, .synchronousKeyedLatest, .virtualTimeKeyedLatest, .virtualTimeKeyedMerge: return true
+        case .synchronousKeyedMerge, .synchronousKeyedLatest, .virtualTimeKeyedLatest, .virtualTimeKeyedMerge:
+            return true
         case .synchronousMerge, .synchronousLatest, .virtualTimeLatest, .virtualTimeMerge: return false
         }
     }
@@ -414,7 +416,9 @@ struct GeneratedCase: Sendable, Equatable {
     /// The case as Swift-ish text that says how to replay it.
     var replayText: String {
         var lines: [String] = []
-        lines.append("// AUTOMATON_SEED=0x\(String(seed, radix: 16)) AUTOMATON_KIND=\(kind) swift test --filter ReferenceModelReplayTests")
+        lines.append(
+            "// AUTOMATON_SEED=0x\(String(seed, radix: 16)) AUTOMATON_KIND=\(kind) swift test --filter ReferenceModelReplayTests"
+        )
         let time = kind.usesVirtualTime ? ", virtual time, outside inputs \(delivery)" : ""
         lines.append("// \(kind.strategy), states 0..<\(stateCount), inputs 0..<\(inputCount)\(time)")
         lines.append("let scheduler = TestScheduler()")
@@ -425,7 +429,8 @@ struct GeneratedCase: Sendable, Equatable {
         }
         lines.append("]")
         let strategy = hasEffects ? ", strategy: .\(kind.strategy)" : ""
-        lines.append("let automaton = Automaton(state: \(initialState), input: input, mapping: reduce(rows)\(strategy))")
+        lines.append(
+            "let automaton = Automaton(state: \(initialState), input: input, mapping: reduce(rows)\(strategy))")
         lines.append("// outside inputs (input@time): \(inputs.map(\.description).joined(separator: ", "))")
         if !observerSends.isEmpty {
             lines.append("// observers send: \(observerSends.map(\.description).joined(separator: ", "))")
@@ -451,25 +456,27 @@ extension GeneratedCase {
         let rowCount = generator.int(in: 1...10)
         var rows: [Row] = []
         for _ in 0..<rowCount {
-            rows.append(randomRow(
-                stateCount: stateCount,
-                inputCount: inputCount,
-                hasEffects: hasEffects,
-                isAcyclic: isAcyclic,
-                virtualTime: kind.usesVirtualTime,
-                keyed: kind.usesKeys,
-                using: &generator
-            ))
+            rows.append(
+                randomRow(
+                    stateCount: stateCount,
+                    inputCount: inputCount,
+                    hasEffects: hasEffects,
+                    isAcyclic: isAcyclic,
+                    virtualTime: kind.usesVirtualTime,
+                    keyed: kind.usesKeys,
+                    using: &generator
+                ))
         }
         let inputLength = generator.int(in: 1...30)
         let delivery: OutsideDelivery = generator.chance(50) ? .scheduledUpFront : .advanceThenSend
         var inputs: [OutsideInput] = []
         for _ in 0..<inputLength {
-            inputs.append(OutsideInput(
-                input: generator.int(in: 0..<inputCount),
-                time: kind.usesVirtualTime ? generator.int(in: 0...24) : 0,
-                throughSignal: generator.chance(30)
-            ))
+            inputs.append(
+                OutsideInput(
+                    input: generator.int(in: 0..<inputCount),
+                    time: kind.usesVirtualTime ? generator.int(in: 0...24) : 0,
+                    throughSignal: generator.chance(30)
+                ))
         }
         if delivery == .advanceThenSend {
             // The clock never goes back; equal instants keep their generated order.
@@ -479,12 +486,13 @@ extension GeneratedCase {
         var observerSends: [ObserverSend] = []
         if generator.chance(40) {
             for _ in 0..<generator.int(in: 1...3) {
-                observerSends.append(ObserverSend(
-                    after: generator.int(in: 1...20),
-                    watchesState: generator.chance(30),
-                    input: generator.int(in: 0..<inputCount),
-                    throughSignal: generator.chance(30)
-                ))
+                observerSends.append(
+                    ObserverSend(
+                        after: generator.int(in: 1...20),
+                        watchesState: generator.chance(30),
+                        input: generator.int(in: 0..<inputCount),
+                        throughSignal: generator.chance(30)
+                    ))
             }
         }
         var ending = Ending.completeInput
@@ -535,13 +543,16 @@ extension GeneratedCase {
         default: input = .any
         }
         let lowestEmitted = isAcyclic ? ((0..<inputCount).last(where: input.matches) ?? -1) + 1 : 0
-        let effect = hasEffects
-            ? randomEffect(emitting: lowestEmitted..<inputCount, virtualTime: virtualTime, keyed: keyed, using: &generator)
+        let effect =
+            hasEffects
+            ? randomEffect(
+                emitting: lowestEmitted..<inputCount, virtualTime: virtualTime, keyed: keyed, using: &generator)
             : nil
         let keying = keyed ? randomKeying(using: &generator) : nil
         if isFunction {
             return Row(
-                input: input, target: .function(offset: generator.int(in: 0..<stateCount)), effect: effect, keying: keying
+                input: input, target: .function(offset: generator.int(in: 0..<stateCount)), effect: effect,
+                keying: keying
             )
         }
         let from: FromPattern
@@ -557,7 +568,8 @@ extension GeneratedCase {
         default: from = .any
         }
         return Row(
-            input: input, target: .state(from: from, to: generator.int(in: 0..<stateCount)), effect: effect, keying: keying
+            input: input, target: .state(from: from, to: generator.int(in: 0..<stateCount)), effect: effect,
+            keying: keying
         )
     }
 

@@ -42,12 +42,12 @@ struct Outcome: Equatable, CustomStringConvertible {
             items.prefix(60).joined(separator: ", ") + (items.count > 60 ? ", ... (\(items.count) in all)" : "")
         }
         return """
-        replies: \(prefix(replies.map(Self.describe)))
-        states: [\(prefix(states.map(String.init)))]
-        final state: \(finalState), mapping calls: \(mappingCalls)
-        scheduled effects ended: \(scheduledEffectsEnded)
-        effect events: \(prefix(effectEvents.map(\.description)))
-        """
+            replies: \(prefix(replies.map(Self.describe)))
+            states: [\(prefix(states.map(String.init)))]
+            final state: \(finalState), mapping calls: \(mappingCalls)
+            scheduled effects ended: \(scheduledEffectsEnded)
+            effect events: \(prefix(effectEvents.map(\.description)))
+            """
     }
 
     /// Where `other` first differs from this outcome, in words.
@@ -61,11 +61,14 @@ struct Outcome: Equatable, CustomStringConvertible {
         }
         if states != other.states { return "states: model \(states), automaton \(other.states)" }
         if finalState != other.finalState { return "final state: model \(finalState), automaton \(other.finalState)" }
-        if mappingCalls != other.mappingCalls { return "mapping calls: model \(mappingCalls), automaton \(other.mappingCalls)" }
+        if mappingCalls != other.mappingCalls {
+            return "mapping calls: model \(mappingCalls), automaton \(other.mappingCalls)"
+        }
         if scheduledEffectsEnded != other.scheduledEffectsEnded {
             return "scheduled effects ended: model \(scheduledEffectsEnded), automaton \(other.scheduledEffectsEnded)"
         }
-        let eventIndex = (0..<min(effectEvents.count, other.effectEvents.count)).first { effectEvents[$0] != other.effectEvents[$0] }
+        let eventIndex =
+            (0..<min(effectEvents.count, other.effectEvents.count)).first { effectEvents[$0] != other.effectEvents[$0] }
             ?? min(effectEvents.count, other.effectEvents.count)
         let mine = eventIndex < effectEvents.count ? effectEvents[eventIndex].description : "nothing"
         let theirs = eventIndex < other.effectEvents.count ? other.effectEvents[eventIndex].description : "nothing"
@@ -456,7 +459,9 @@ struct ReferenceModel {
 
     /// Cancels `first` and its chain of latest children, down to the first one cancelled before. Only
     /// effects that are still running get an event.
-    private mutating func cancelChain(from first: Int, byCancelRow: Bool, into cancelled: inout [(id: Int, byCancelRow: Bool)]) {
+    private mutating func cancelChain(
+        from first: Int, byCancelRow: Bool, into cancelled: inout [(id: Int, byCancelRow: Bool)]
+    ) {
         var current: Int? = first
         while let id = current, !effects[id].cancelled {
             effects[id].cancelled = true
@@ -469,7 +474,9 @@ struct ReferenceModel {
     }
 
     /// Cancels every running effect of `key` (with its chain), in start order, then every waiting one.
-    private mutating func cancelGroup(_ key: Int, byCancelRow: Bool, into cancelled: inout [(id: Int, byCancelRow: Bool)]) {
+    private mutating func cancelGroup(
+        _ key: Int, byCancelRow: Bool, into cancelled: inout [(id: Int, byCancelRow: Bool)]
+    ) {
         guard let group = groups.removeValue(forKey: key) else { return }
         for id in group.running {
             cancelChain(from: id, byCancelRow: byCancelRow, into: &cancelled)

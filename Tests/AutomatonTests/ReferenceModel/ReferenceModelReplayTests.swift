@@ -11,8 +11,10 @@ struct ReferenceModelReplayTests {
     )
     func replaySeedFromEnvironment() throws {
         let environment = ProcessInfo.processInfo.environment
-        let seed = try #require(environment["AUTOMATON_SEED"].flatMap(ModelCheck.parseSeed), "AUTOMATON_SEED is not a number")
-        let kinds = try environment["AUTOMATON_KIND"].map { [try #require(CaseKind(rawValue: $0), "unknown AUTOMATON_KIND")] }
+        let seed = try #require(
+            environment["AUTOMATON_SEED"].flatMap(ModelCheck.parseSeed), "AUTOMATON_SEED is not a number")
+        let kinds =
+            try environment["AUTOMATON_KIND"].map { [try #require(CaseKind(rawValue: $0), "unknown AUTOMATON_KIND")] }
             ?? CaseKind.allCases
         for kind in kinds {
             let testCase = GeneratedCase.generate(seed: seed, kind: kind)

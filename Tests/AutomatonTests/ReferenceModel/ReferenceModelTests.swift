@@ -70,41 +70,52 @@ struct ReferenceModelTests {
         row(3, to: 0, .empty),
     ]
 
-    @Test("under .latest, an emitted input that succeeds cancels its effect's previous child, whose queued inputs are dropped")
+    @Test(
+        "under .latest, an emitted input that succeeds cancels its effect's previous child, whose queued inputs are dropped"
+    )
     func latestEmittedInputDropsPreviousChildInputs() {
         let testCase = handCase(.synchronousLatest, rows: Self.emittedInputRows, inputs: outside(0))
-        expectModelAndAutomaton(testCase, Outcome(
-            replies: [.value(.success(0, 0, 1)), .value(.success(1, 1, 2)), .value(.success(2, 2, 3)), .completed],
-            states: [1, 2, 3],
-            finalState: 3,
-            mappingCalls: 3
-        ))
+        expectModelAndAutomaton(
+            testCase,
+            Outcome(
+                replies: [.value(.success(0, 0, 1)), .value(.success(1, 1, 2)), .value(.success(2, 2, 3)), .completed],
+                states: [1, 2, 3],
+                finalState: 3,
+                mappingCalls: 3
+            ))
     }
 
     @Test("under .merge, the same inputs all run, in FIFO order")
     func mergeRunsEveryEmittedInput() {
         let testCase = handCase(.synchronousMerge, rows: Self.emittedInputRows, inputs: outside(0))
-        expectModelAndAutomaton(testCase, Outcome(
-            replies: [
-                .value(.success(0, 0, 1)), .value(.success(1, 1, 2)), .value(.success(2, 2, 3)),
-                .value(.success(3, 3, 0)), .completed,
-            ],
-            states: [1, 2, 3, 0],
-            finalState: 0,
-            mappingCalls: 4
-        ))
+        expectModelAndAutomaton(
+            testCase,
+            Outcome(
+                replies: [
+                    .value(.success(0, 0, 1)), .value(.success(1, 1, 2)), .value(.success(2, 2, 3)),
+                    .value(.success(3, 3, 0)), .completed,
+                ],
+                states: [1, 2, 3, 0],
+                finalState: 0,
+                mappingCalls: 4
+            ))
     }
 
     @Test("under .latest, a failed emitted input cancels nothing")
     func latestFailedInputCancelsNothing() {
         let rows = Self.emittedInputRows.filter { $0.input != .value(2) }
         let testCase = handCase(.synchronousLatest, rows: rows, inputs: outside(0))
-        expectModelAndAutomaton(testCase, Outcome(
-            replies: [.value(.success(0, 0, 1)), .value(.success(1, 1, 2)), .value(.failure(2, 2)), .value(.success(3, 2, 0)), .completed],
-            states: [1, 2, 0],
-            finalState: 0,
-            mappingCalls: 4
-        ))
+        expectModelAndAutomaton(
+            testCase,
+            Outcome(
+                replies: [
+                    .value(.success(0, 0, 1)), .value(.success(1, 1, 2)), .value(.failure(2, 2)),
+                    .value(.success(3, 2, 0)), .completed,
+                ],
+                states: [1, 2, 0],
+                finalState: 0,
+                mappingCalls: 4
+            ))
     }
 
     @Test("a closure effect that keeps no send ends when it returns: replies complete under either strategy")
@@ -124,30 +135,38 @@ struct ReferenceModelTests {
     /// Outside 0 starts E0, which emits 3; a replies observer sends 1 when it sees the first reply.
     static let observerRows = [row(0, to: 1, .values([3])), row(3, to: 2, .empty), row(1, to: 3, .empty)]
 
-    @Test("an input a replies observer sends with automaton.send is queued at once: under .latest it replaces E0 and drops its queued input")
+    @Test(
+        "an input a replies observer sends with automaton.send is queued at once: under .latest it replaces E0 and drops its queued input"
+    )
     func observerSendIsQueuedAtOnce() {
         let inputs = [OutsideInput(input: 0, time: 0, throughSignal: true)]
         let send = ObserverSend(after: 1, watchesState: false, input: 1, throughSignal: false)
         let testCase = handCase(.synchronousLatest, rows: Self.observerRows, inputs: inputs, observerSends: [send])
-        expectModelAndAutomaton(testCase, Outcome(
-            replies: [.value(.success(0, 0, 1)), .value(.success(1, 1, 3)), .completed],
-            states: [1, 3],
-            finalState: 3,
-            mappingCalls: 2
-        ))
+        expectModelAndAutomaton(
+            testCase,
+            Outcome(
+                replies: [.value(.success(0, 0, 1)), .value(.success(1, 1, 3)), .completed],
+                states: [1, 3],
+                finalState: 3,
+                mappingCalls: 2
+            ))
     }
 
-    @Test("an input a replies observer sends into the input signal while it delivers waits for the signal: it comes after the inputs queued meanwhile")
+    @Test(
+        "an input a replies observer sends into the input signal while it delivers waits for the signal: it comes after the inputs queued meanwhile"
+    )
     func observerSendThroughDeliveringSignalWaits() {
         let inputs = [OutsideInput(input: 0, time: 0, throughSignal: true)]
         let send = ObserverSend(after: 1, watchesState: false, input: 1, throughSignal: true)
         let testCase = handCase(.synchronousLatest, rows: Self.observerRows, inputs: inputs, observerSends: [send])
-        expectModelAndAutomaton(testCase, Outcome(
-            replies: [.value(.success(0, 0, 1)), .value(.success(3, 1, 2)), .value(.success(1, 2, 3)), .completed],
-            states: [1, 2, 3],
-            finalState: 3,
-            mappingCalls: 3
-        ))
+        expectModelAndAutomaton(
+            testCase,
+            Outcome(
+                replies: [.value(.success(0, 0, 1)), .value(.success(3, 1, 2)), .value(.success(1, 2, 3)), .completed],
+                states: [1, 2, 3],
+                finalState: 3,
+                mappingCalls: 3
+            ))
     }
 
     // MARK: Random cases

@@ -50,10 +50,10 @@ func loginMappings(
     let canForceLogout: @Sendable (LoginState) -> Bool = { [.loggingIn, .loggedIn].contains($0) }
     return [
         /*  Input      |   fromState => toState        |      Effect       */
-        .login       | .loggedOut  => .loggingIn     | loginOK,
-        .loginOK     | .loggingIn  => .loggedIn      | .empty,
-        .logout      | .loggedIn   => .loggingOut    | logoutOK,
-        .logoutOK    | .loggingOut => .loggedOut     | .empty,
+        .login | .loggedOut => .loggingIn | loginOK,
+        .loginOK | .loggingIn => .loggedIn | .empty,
+        .logout | .loggedIn => .loggingOut | logoutOK,
+        .logoutOK | .loggingOut => .loggedOut | .empty,
         .forceLogout | canForceLogout => .loggingOut | forceLogoutOK,
     ]
 }

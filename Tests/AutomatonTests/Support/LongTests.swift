@@ -45,13 +45,13 @@ private final class LiveCount: @unchecked Sendable {
 /// The process's resident memory in bytes, from /proc/self/status (Linux only; nil elsewhere).
 func residentMemory() -> Int? {
     #if os(Linux)
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        let kilobytes = line.split(separator: " ").compactMap { Int($0) }.first
-        return kilobytes.map { $0 * 1024 }
-    }
-    return nil
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let kilobytes = line.split(separator: " ").compactMap { Int($0) }.first
+            return kilobytes.map { $0 * 1024 }
+        }
+        return nil
     #else
-    return nil
+        return nil
     #endif
 }

@@ -105,12 +105,16 @@ struct AttemptReduceConformanceTests {
         #expect(failing.events == [.failed(.boom)])
     }
 
-    @Test("SignalSpec: attempt throws should forward original values upon success, error if an attempt fails, and allow throwing closures with Never")
+    @Test(
+        "SignalSpec: attempt throws should forward original values upon success, error if an attempt fails, and allow throwing closures with Never"
+    )
     func attemptThrows() {
         let (signal, input) = Signal<Int, any Error>.pipe()
         let values = LockedTestValue<[Int]>([])
         let failures = LockedTestValue<[Bool]>([])
-        signal.attempt { _ in _ = try operation(value: 1) }.observeValues { value in values.withValue { $0.append(value) } }
+        signal.attempt { _ in _ = try operation(value: 1) }.observeValues { value in
+            values.withValue { $0.append(value) }
+        }
         signal.attempt { _ in _ = try operation(value: nil) as Int }
             .observeFailed { error in failures.withValue { $0.append(error is OperationError) } }
         for value in 1...3 { input.send(value: value) }
@@ -153,7 +157,9 @@ struct AttemptReduceConformanceTests {
         #expect(mapped.events == [.value(false), .value(true), .value(false)])
     }
 
-    @Test("SignalProducerLiftingSpec: reduce should accumulate one value, and send the initial value if none are received")
+    @Test(
+        "SignalProducerLiftingSpec: reduce should accumulate one value, and send the initial value if none are received"
+    )
     func producerReduce() {
         let accumulated = EventRecorder<Int, Never>()
         SignalProducer<Int, Never>(values: 1, 2).reduce(1, +).start(accumulated.observer)

@@ -119,7 +119,9 @@ struct FlattenConformanceTests {
         #expect(recorder.events == [.value(2), .completed])
     }
 
-    @Test("FlattenSpec: an inner producer interrupted by disposal of its own run ends quietly, and the result goes on", arguments: strategies)
+    @Test(
+        "FlattenSpec: an inner producer interrupted by disposal of its own run ends quietly, and the result goes on",
+        arguments: strategies)
     func innerWhoseRunIsDisposedEndsQuietly(strategy: FlattenStrategy) {
         let fixture = FlattenFixture()
         let recorder = EventRecorder<Int, TestError>()
@@ -174,7 +176,8 @@ struct FlattenConformanceTests {
         #expect(recorder.events == [.value(1), .value(2), .value(3), .completed])
     }
 
-    @Test("SignalProducerSpec: then should forward interrupted from the original producer and not start the replacement")
+    @Test(
+        "SignalProducerSpec: then should forward interrupted from the original producer and not start the replacement")
     func thenForwardsInterruption() {
         let (first, firstInput) = FlattenFixture.inner()
         let recorder = EventRecorder<Int, TestError>()
@@ -218,7 +221,9 @@ struct FlattenConformanceTests {
         #expect(recorder.events == [.value(1), .value(2), .value(3), .completed])
     }
 
-    @Test("FlattenSpec: concat should forward values in the order of the inners, starting each when the previous completes")
+    @Test(
+        "FlattenSpec: concat should forward values in the order of the inners, starting each when the previous completes"
+    )
     func concatBasics() {
         let fixture = FlattenFixture()
         let started = TestLog<Int>()
@@ -276,12 +281,15 @@ struct FlattenConformanceTests {
         #expect(outerRecorder.events == [.failed(.other)])
     }
 
-    @Test("FlattenSpec: flatMap should transform each value into an inner producer, and flatten synchronous inners in order", arguments: strategies)
+    @Test(
+        "FlattenSpec: flatMap should transform each value into an inner producer, and flatten synchronous inners in order",
+        arguments: strategies)
     func flatMapSynchronous(strategy: FlattenStrategy) {
         let recorder = EventRecorder<Int, TestError>()
         SignalProducer<Int, TestError>(values: 1, 2, 3)
             .flatMap(strategy) { SignalProducer(values: $0 * 10, $0 * 10 + 1) }
             .start(recorder.observer)
-        #expect(recorder.events == [.value(10), .value(11), .value(20), .value(21), .value(30), .value(31), .completed])
+        #expect(
+            recorder.events == [.value(10), .value(11), .value(20), .value(21), .value(30), .value(31), .completed])
     }
 }

@@ -53,8 +53,9 @@ struct LifetimeConformanceTests {
         #expect(log.entries == [1, 2])
     }
 
-    @Test("LifetimeSpec: a producer's lifetime should end when its run is interrupted, completes or fails",
-          arguments: ["disposed", "completed", "failed"])
+    @Test(
+        "LifetimeSpec: a producer's lifetime should end when its run is interrupted, completes or fails",
+        arguments: ["disposed", "completed", "failed"])
     func producerLifetime(ending: String) {
         let ended = LockedTestValue(false)
         let input = LockedTestValue<Observer<Int, TestError>?>(nil)

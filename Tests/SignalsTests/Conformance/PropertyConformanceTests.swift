@@ -88,7 +88,9 @@ struct PropertyConformanceTests {
         #expect(seen.entries == [1, 2, 3])
     }
 
-    @Test("PropertySpec: setting the value from an observer (difference: queued after the current change; ReactiveSwift deadlocks)")
+    @Test(
+        "PropertySpec: setting the value from an observer (difference: queued after the current change; ReactiveSwift deadlocks)"
+    )
     func recursiveSet() {
         let property = MutableProperty(0)
         let seen = TestLog<Int>()
@@ -115,7 +117,9 @@ struct PropertyConformanceTests {
         #expect(recorder.events == [.value(1), .completed])
     }
 
-    @Test("PropertySpec: Property(value:) should yield a signal that interrupts observers without a value (difference: ours completes them)")
+    @Test(
+        "PropertySpec: Property(value:) should yield a signal that interrupts observers without a value (difference: ours completes them)"
+    )
     func constantSignal() {
         let recorder = EventRecorder<Int, Never>()
         Property(value: 1).signal.observe(recorder.observer)
@@ -140,7 +144,9 @@ struct PropertyConformanceTests {
         #expect(recorder.events == [.value(2), .completed])
     }
 
-    @Test("PropertySpec: Property(initial:then:) should take the initial value, then the signal's values, and complete with it")
+    @Test(
+        "PropertySpec: Property(initial:then:) should take the initial value, then the signal's values, and complete with it"
+    )
     func initialThen() {
         let (signal, input) = Signal<Int, Never>.pipe()
         let property = Property(initial: 0, then: signal)

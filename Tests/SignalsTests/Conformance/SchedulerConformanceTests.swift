@@ -52,7 +52,11 @@ struct SchedulerConformanceTests {
         let count = LockedTestValue(0)
         let done = DispatchSemaphore(value: 0)
         let disposable = scheduler.schedule(after: .milliseconds(5), interval: .milliseconds(5)) {
-            if count.withValue({ $0 += 1; return $0 }) == 3 { done.signal() }
+            if count.withValue({
+                $0 += 1; return $0
+            }) == 3 {
+                done.signal()
+            }
         }
         Watchdog.wait(done, "three occurrences")
         disposable?.dispose()
@@ -113,7 +117,9 @@ struct SchedulerConformanceTests {
         #expect(scheduler.pendingActionCount == 0)
     }
 
-    @Test("SchedulerSpec: TestScheduler scheduling from an action or another thread while advancing (difference: never blocks)")
+    @Test(
+        "SchedulerSpec: TestScheduler scheduling from an action or another thread while advancing (difference: never blocks)"
+    )
     func testSchedulerReentrant() {
         let scheduler = TestScheduler()
         let log = TestLog<String>()

@@ -33,8 +33,9 @@ struct SignalConformanceTests {
         #expect(second.events == first.events)
     }
 
-    @Test("SignalSpec: should dispose of the returned disposable upon completion, error and interruption",
-          arguments: [Event<Int, TestError>.completed, .failed(.boom), .interrupted])
+    @Test(
+        "SignalSpec: should dispose of the returned disposable upon completion, error and interruption",
+        arguments: [Event<Int, TestError>.completed, .failed(.boom), .interrupted])
     func generatorDisposableOnTermination(terminal: Event<Int, TestError>) {
         let disposable = AnyDisposable()
         let input = LockedTestValue<Observer<Int, TestError>?>(nil)
@@ -50,8 +51,9 @@ struct SignalConformanceTests {
         #expect(recorder.events == [terminal])
     }
 
-    @Test("SignalSpec: should not deliver events after completion, error or interruption",
-          arguments: [Event<Int, TestError>.completed, .failed(.boom), .interrupted])
+    @Test(
+        "SignalSpec: should not deliver events after completion, error or interruption",
+        arguments: [Event<Int, TestError>.completed, .failed(.boom), .interrupted])
     func nothingAfterTerminal(terminal: Event<Int, TestError>) {
         let (signal, input) = Signal<Int, TestError>.pipe()
         let recorder = EventRecorder<Int, TestError>()
@@ -65,8 +67,9 @@ struct SignalConformanceTests {
         #expect(recorder.events == [.value(1), terminal])
     }
 
-    @Test("SignalSpec: an observer added after termination (difference: it gets the actual terminal event, not interrupted)",
-          arguments: [Event<Int, TestError>.completed, .failed(.boom), .interrupted])
+    @Test(
+        "SignalSpec: an observer added after termination (difference: it gets the actual terminal event, not interrupted)",
+        arguments: [Event<Int, TestError>.completed, .failed(.boom), .interrupted])
     func lateObserver(terminal: Event<Int, TestError>) {
         let (signal, input) = Signal<Int, TestError>.pipe()
         input.send(terminal)
@@ -113,7 +116,9 @@ struct SignalConformanceTests {
         #expect(recorder.events == [])
     }
 
-    @Test("SignalSpec: observeValues, observeCompleted, observeFailed, observeInterrupted and observeTerminated see their kind only")
+    @Test(
+        "SignalSpec: observeValues, observeCompleted, observeFailed, observeInterrupted and observeTerminated see their kind only"
+    )
     func convenienceObservers() {
         let (signal, input) = Signal<Int, TestError>.pipe()
         let log = TestLog<String>()
@@ -241,7 +246,9 @@ struct SignalConformanceTests {
         #expect(recorder.events == [.value(1), .value(2), .completed])
     }
 
-    @Test("SignalSpec: take should interrupt when 0 (difference: ours completes, as the late-observer rule gives the real terminal event)")
+    @Test(
+        "SignalSpec: take should interrupt when 0 (difference: ours completes, as the late-observer rule gives the real terminal event)"
+    )
     func takeZero() {
         let (signal, input) = Signal<Int, Never>.pipe()
         let recorder = EventRecorder<Int, Never>()
@@ -292,10 +299,11 @@ struct SignalConformanceTests {
         ).observe { log.append("observer \($0)") }
         input.send(value: 1)
         input.sendCompleted()
-        #expect(log.entries == [
-            "event value(1)", "value 1", "observer value(1)",
-            "event completed", "completed", "terminated", "observer completed", "disposed",
-        ])
+        #expect(
+            log.entries == [
+                "event value(1)", "value 1", "observer value(1)",
+                "event completed", "completed", "terminated", "observer completed", "disposed",
+            ])
     }
 
     @Test("SignalSpec: observeOn should send events on the given scheduler")
@@ -425,7 +433,9 @@ extension SignalConformanceTests {
         #expect(recorder.events == [.value(0), .completed])
     }
 
-    @Test("SignalSpec: debounce discarding the latest value when terminated: should send values once the interval has passed since the last value was sent, and should schedule completion immediately")
+    @Test(
+        "SignalSpec: debounce discarding the latest value when terminated: should send values once the interval has passed since the last value was sent, and should schedule completion immediately"
+    )
     func debounceDiscarding() {
         let scheduler = TestScheduler()
         let (base, input) = Signal<Int, Never>.pipe()
@@ -462,7 +472,9 @@ extension SignalConformanceTests {
         #expect(recorder.events == [.completed])
     }
 
-    @Test("SignalSpec: debounce without discarding the latest value when terminated: should schedule completion after sending the last value, or immediately if there is no pending value")
+    @Test(
+        "SignalSpec: debounce without discarding the latest value when terminated: should schedule completion after sending the last value, or immediately if there is no pending value"
+    )
     func debounceKeeping() {
         let scheduler = TestScheduler()
         let (base, input) = Signal<Int, Never>.pipe()
@@ -487,7 +499,8 @@ extension SignalConformanceTests {
         #expect(completed.events == [.completed])
     }
 
-    @Test("SignalSpec: timeoutWithError should complete if within the interval, and should time out outside the interval")
+    @Test(
+        "SignalSpec: timeoutWithError should complete if within the interval, and should time out outside the interval")
     func timeoutWithError() {
         let scheduler = TestScheduler()
         let (base, input) = Signal<Int, TestError>.pipe()
@@ -505,13 +518,19 @@ extension SignalConformanceTests {
         #expect(timedOut.events == [.failed(.boom)])
     }
 
-    @Test("SignalSpec: sampleWith should forward the latest value when the sampler fires, do nothing before a value, send the latest value multiple times, and complete only when both inputs have completed")
+    @Test(
+        "SignalSpec: sampleWith should forward the latest value when the sampler fires, do nothing before a value, send the latest value multiple times, and complete only when both inputs have completed"
+    )
     func sampleWith() {
         let (base, input) = Signal<Int, Never>.pipe()
         let (sampler, samplerInput) = Signal<String, Never>.pipe()
         let log = TestLog<String>()
         base.sample(with: sampler).observe { event in
-            if case let .value((value, sample)) = event { log.append("\(value)\(sample)") } else { log.append("\(event)") }
+            if case let .value((value, sample)) = event {
+                log.append("\(value)\(sample)")
+            } else {
+                log.append("\(event)")
+            }
         }
         samplerInput.send(value: "a")
         input.send(value: 1)
@@ -531,7 +550,9 @@ extension SignalConformanceTests {
         #expect(recorder.events == [.value(1), .completed])
     }
 
-    @Test("SignalSpec: takeUntil should take values until the trigger fires, and should complete if the trigger fires immediately")
+    @Test(
+        "SignalSpec: takeUntil should take values until the trigger fires, and should complete if the trigger fires immediately"
+    )
     func takeUntil() {
         let (base, input) = Signal<Int, Never>.pipe()
         let (trigger, triggerInput) = Signal<Void, Never>.pipe()
@@ -568,7 +589,9 @@ extension SignalConformanceTests {
         }
     }
 
-    @Test("SignalSpec: skipUntil differs: a source that ends before the trigger fires ends the result at once (ReactiveSwift waits for the trigger, then interrupts)")
+    @Test(
+        "SignalSpec: skipUntil differs: a source that ends before the trigger fires ends the result at once (ReactiveSwift waits for the trigger, then interrupts)"
+    )
     func skipUntilSourceEndsFirst() {
         let (base, input) = Signal<Int, Never>.pipe()
         let (trigger, triggerInput) = Signal<Void, Never>.pipe()

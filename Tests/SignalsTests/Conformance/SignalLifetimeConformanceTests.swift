@@ -32,7 +32,9 @@ struct SignalLifetimeConformanceTests {
         withExtendedLifetime(signal) {}
     }
 
-    @Test("SignalLifetimeSpec: Signal.init should dispose of the generator's disposable when the signal is unobserved and unreferenced")
+    @Test(
+        "SignalLifetimeSpec: Signal.init should dispose of the generator's disposable when the signal is unobserved and unreferenced"
+    )
     func unobservedSignalDisposesGenerator() {
         let disposable = AnyDisposable()
         let input = LockedTestValue<Observer<Int, Never>?>(nil)
@@ -46,7 +48,9 @@ struct SignalLifetimeConformanceTests {
         #expect(disposable.isDisposed)
     }
 
-    @Test("SignalLifetimeSpec: should be alive until completion if it has an observer, despite not being explicitly retained")
+    @Test(
+        "SignalLifetimeSpec: should be alive until completion if it has an observer, despite not being explicitly retained"
+    )
     func observedSignalLivesUntilCompletion() {
         // As in ReactiveSwift 6 and later: the `Signal` handle itself is freed at once, while the
         // signal goes on (it is not disposed) until it completes.
@@ -71,7 +75,9 @@ struct SignalLifetimeConformanceTests {
         #expect(recorder.events == [.value(1), .completed])
     }
 
-    @Test("SignalLifetimeSpec: a derived signal that is unreachable and unobserved should detach from its upstream and be freed")
+    @Test(
+        "SignalLifetimeSpec: a derived signal that is unreachable and unobserved should detach from its upstream and be freed"
+    )
     func derivedSignalDetaches() {
         let (upstream, input) = Signal<Int, Never>.pipe()
         let weakMapped = WeakBox<Signal<Int, Never>>()
@@ -88,7 +94,9 @@ struct SignalLifetimeConformanceTests {
         input.send(value: 1)
     }
 
-    @Test("SignalProducerSpec: startWithSignal should dispose of what was added to the lifetime when the signal is neither kept nor observed")
+    @Test(
+        "SignalProducerSpec: startWithSignal should dispose of what was added to the lifetime when the signal is neither kept nor observed"
+    )
     func startWithSignalUnobserved() {
         let log = TestLog<String>()
         let kept = LockedTestValue<Observer<Int, Never>?>(nil)
@@ -125,7 +133,9 @@ struct SignalLifetimeConformanceTests {
         #expect(second.object == nil)
     }
 
-    @Test("SignalProducerLiftingSpec: disposing a run of delay should cancel its scheduled work, whether or not upstream ended", arguments: [false, true])
+    @Test(
+        "SignalProducerLiftingSpec: disposing a run of delay should cancel its scheduled work, whether or not upstream ended",
+        arguments: [false, true])
     func delayDisposalCancels(upstreamEnded: Bool) {
         let scheduler = TestScheduler()
         let recorder = EventRecorder<Int, Never>()
@@ -140,7 +150,9 @@ struct SignalLifetimeConformanceTests {
         #expect(recorder.events == [.interrupted])
     }
 
-    @Test("SignalProducerLiftingSpec: disposing a run of observe(on:) should cancel its scheduled work, whether or not upstream ended", arguments: [false, true])
+    @Test(
+        "SignalProducerLiftingSpec: disposing a run of observe(on:) should cancel its scheduled work, whether or not upstream ended",
+        arguments: [false, true])
     func observeOnDisposalCancels(upstreamEnded: Bool) {
         let scheduler = TestScheduler()
         let recorder = EventRecorder<Int, Never>()

@@ -78,7 +78,9 @@ struct SignalProducerConformanceTests {
     func coldness() {
         let starts = LockedTestValue(0)
         let producer = SignalProducer<Int, Never> { observer, _ in
-            let run = starts.withValue { $0 += 1; return $0 }
+            let run = starts.withValue {
+                $0 += 1; return $0
+            }
             observer.send(value: run)
             observer.sendCompleted()
         }
@@ -131,8 +133,9 @@ struct SignalProducerConformanceTests {
         #expect(producer.log.entries == [])
     }
 
-    @Test("SignalProducerSpec: startWithSignal should dispose of added disposables upon completion and error",
-          arguments: [Event<Int, TestError>.completed, .failed(.boom)])
+    @Test(
+        "SignalProducerSpec: startWithSignal should dispose of added disposables upon completion and error",
+        arguments: [Event<Int, TestError>.completed, .failed(.boom)])
     func startWithSignalTermination(terminal: Event<Int, TestError>) {
         let producer = LoggingProducer()
         let recorder = EventRecorder<Int, TestError>()
@@ -195,8 +198,9 @@ struct SignalProducerConformanceTests {
         #expect(recorder.events == [.value("a"), .value("b"), .completed])
     }
 
-    @Test("SignalProducerSpec: then should forward errors and interruption from the original producer",
-          arguments: [Event<Int, TestError>.failed(.boom), .interrupted])
+    @Test(
+        "SignalProducerSpec: then should forward errors and interruption from the original producer",
+        arguments: [Event<Int, TestError>.failed(.boom), .interrupted])
     func thenForwardsFailure(terminal: Event<Int, TestError>) {
         let started = LockedTestValue(false)
         let replacement = SignalProducer<String, TestError> { _, _ in started.withValue { $0 = true } }
@@ -312,10 +316,11 @@ struct SignalProducerConformanceTests {
             disposed: { log.append("disposed") }
         )
         producer.start()
-        #expect(log.entries == [
-            "starting", "event value(1)", "value 1", "event completed", "completed", "terminated",
-            "disposed", "started",
-        ])
+        #expect(
+            log.entries == [
+                "starting", "event value(1)", "value 1", "event completed", "completed", "terminated",
+                "disposed", "started",
+            ])
         producer.start()
         #expect(log.entries.count == 16)
     }

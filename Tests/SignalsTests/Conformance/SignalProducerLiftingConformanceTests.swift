@@ -120,7 +120,9 @@ struct SignalProducerLiftingConformanceTests {
         #expect(upstream.log.entries == ["start", "ended"], "the upstream run is disposed once taken")
     }
 
-    @Test("SignalProducerLiftingSpec: take should interrupt when 0 (difference: ours completes without starting upstream)")
+    @Test(
+        "SignalProducerLiftingSpec: take should interrupt when 0 (difference: ours completes without starting upstream)"
+    )
     func takeZero() {
         let upstream = Upstream()
         let recorder = EventRecorder<Int, TestError>()
@@ -139,7 +141,9 @@ struct SignalProducerLiftingConformanceTests {
         #expect(recorder.events == [.value(1), .value(2), .completed])
     }
 
-    @Test("SignalProducerLiftingSpec: observeOn should interrupt at once when disposed, and ignore the events still scheduled")
+    @Test(
+        "SignalProducerLiftingSpec: observeOn should interrupt at once when disposed, and ignore the events still scheduled"
+    )
     func observeOnDisposal() {
         let scheduler = TestScheduler()
         let upstream = Upstream()

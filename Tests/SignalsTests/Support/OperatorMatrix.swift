@@ -16,7 +16,9 @@ import Testing
 ///
 /// The first event is sent from outside, and so is the next one whenever the result sent nothing for
 /// the last one (an operator that drops or gathers values).
-private final class ReentrantSender<SourceValue: Sendable, SourceError: Swift.Error, Output: Sendable, OutputError: Swift.Error>: Sendable {
+private final class ReentrantSender<
+    SourceValue: Sendable, SourceError: Swift.Error, Output: Sendable, OutputError: Swift.Error
+>: Sendable {
     private let script: [Event<SourceValue, SourceError>]
     private let input: Observer<SourceValue, SourceError>
     private let cursor = LockedTestValue(0)
@@ -72,7 +74,9 @@ private final class ReentrantSender<SourceValue: Sendable, SourceError: Swift.Er
 /// What an observer of `transform`'s result sees when an observer of that result sends each next event
 /// of `script` into the source during delivery (see `ReentrantSender`): checks that those sends are
 /// queued, never recursive, and returns the result's whole sequence of events.
-func eventsWithReentrantSends<SourceValue: Sendable, SourceError: Swift.Error, Output: Sendable, OutputError: Swift.Error>(
+func eventsWithReentrantSends<
+    SourceValue: Sendable, SourceError: Swift.Error, Output: Sendable, OutputError: Swift.Error
+>(
     _ script: [Event<SourceValue, SourceError>],
     through transform: (Signal<SourceValue, SourceError>) -> Signal<Output, OutputError>,
     sourceLocation: SourceLocation = #_sourceLocation
@@ -85,7 +89,9 @@ func eventsWithReentrantSends<SourceValue: Sendable, SourceError: Swift.Error, O
 
 /// `eventsWithReentrantSends(_:through:)` for a producer operator: one run of `transform` applied to a
 /// producer of the source signal, observed before it starts.
-func eventsOfRunWithReentrantSends<SourceValue: Sendable, SourceError: Swift.Error, Output: Sendable, OutputError: Swift.Error>(
+func eventsOfRunWithReentrantSends<
+    SourceValue: Sendable, SourceError: Swift.Error, Output: Sendable, OutputError: Swift.Error
+>(
     _ script: [Event<SourceValue, SourceError>],
     through transform: (SignalProducer<SourceValue, SourceError>) -> SignalProducer<Output, OutputError>,
     sourceLocation: SourceLocation = #_sourceLocation
@@ -111,7 +117,8 @@ func eventsDisposingMidStream<Output: Sendable, OutputError: Swift.Error>(
     let recorder = EventRecorder<Output, OutputError>()
     let run = transform(source.producer).start(recorder.observer)
     for value in values { source.input().send(value: value) }
-    #expect(!source.hasEnded(), "the underlying run is still running before the disposal", sourceLocation: sourceLocation)
+    #expect(
+        !source.hasEnded(), "the underlying run is still running before the disposal", sourceLocation: sourceLocation)
     let beforeDisposal = recorder.events
     run.dispose()
     #expect(source.hasEnded(), "disposing the result's run ends the underlying run", sourceLocation: sourceLocation)
@@ -119,7 +126,9 @@ func eventsDisposingMidStream<Output: Sendable, OutputError: Swift.Error>(
     source.input().sendCompleted()
     let seen = recorder.events
     #expect(seen.dropLast().elementsEqual(beforeDisposal, by: { "\($0)" == "\($1)" }), sourceLocation: sourceLocation)
-    #expect(seen.count == beforeDisposal.count + 1, "only the interruption follows the disposal", sourceLocation: sourceLocation)
+    #expect(
+        seen.count == beforeDisposal.count + 1, "only the interruption follows the disposal",
+        sourceLocation: sourceLocation)
     return seen
 }
 

@@ -219,9 +219,9 @@ enum Watchdog {
     /// reliable for this on Linux.)
     static var currentThreadID: UInt {
         #if canImport(Darwin)
-        return UInt(bitPattern: pthread_self())
+            return UInt(bitPattern: pthread_self())
         #else
-        return UInt(pthread_self())
+            return UInt(pthread_self())
         #endif
     }
 }
