@@ -1,9 +1,10 @@
 /// Something that happened to one effect: it started, ended, or was cancelled.
 ///
 /// An automaton publishes these on `effectEvents`, sent by the thread that caused them: the events of
-/// an input (the effects it cancels, then the one it starts) by the thread processing it, in processing
-/// order with the replies (cancellations before the input's state and reply, the start after); an
-/// effect's end by the thread on which it ended.
+/// an input (the effects it cancels, then the one it starts or drops) by the thread processing it, in
+/// processing order with the replies (cancellations before the input's state and reply; the start, or
+/// the drop of a `.first` effect whose key is running, after them); an effect's end by the thread on
+/// which it ended. An `.empty` effect is no effect: it has no events.
 public struct EffectEvent<Input: Sendable>: Sendable, CustomStringConvertible {
     /// What happened.
     public enum Kind: Sendable {
