@@ -51,7 +51,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// threads decided them. The events an input causes are decided by the thread processing it, in
     /// processing order with the replies: the effects it cancels before its state and reply; the
     /// effect it starts, or drops (a `.first` key already running), after them. An input whose effect
-    /// is `.empty` starts nothing and has no event. An effect's end, and the start of a `.queue`d effect whose turn
+    /// is an un-keyed `.empty` starts nothing and has no event. An effect's end, and the start of a `.queue`d effect whose turn
     /// came, by the thread on which it ended. They are sent by the thread that decided them, or by
     /// another one already sending this signal's events. Ends when `replies` ends (interrupted or
     /// completed alike), after the last effect's event.

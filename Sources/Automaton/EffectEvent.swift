@@ -4,7 +4,8 @@
 /// an input (the effects it cancels, then the one it starts or drops) by the thread processing it, in
 /// processing order with the replies (cancellations before the input's state and reply; the start, or
 /// the drop of a `.first` effect whose key is running, after them); an effect's end by the thread on
-/// which it ended. An `.empty` effect is no effect: it has no events.
+/// which it ended. An un-keyed `.empty` effect is no effect and has no events; a keyed one
+/// (`.empty.keyed(key)`) is an effect like any other.
 public struct EffectEvent<Input: Sendable>: Sendable, CustomStringConvertible {
     /// What happened.
     public enum Kind: Sendable {

@@ -137,8 +137,12 @@ extension SignalProducer where Error == Never {
     /// which carries no key.
     ///
     /// ```swift
-    /// .connect | .disconnected => .connecting | connect.keyed(Connection.id, .latest)
+    /// .connect | .disconnected => .connecting | connect.keyed(ConnectionKey.attempt, .latest)
     /// ```
+    ///
+    /// A keyed `.empty` is a real effect: it has its events (it starts and ends at once), and under
+    /// `.latest` it cancels what runs with its key. To cancel a key without starting anything, use
+    /// `.cancel(key)`.
     @inlinable
     public func keyed<Key: Hashable & Sendable>(_ key: Key, _ policy: EffectPolicy = .latest) -> SignalProducer {
         attaching(EffectDirectiveBox(.keyed(EffectKey(key), policy)))
@@ -148,9 +152,12 @@ extension SignalProducer where Error == Never {
     /// before the new state and reply are emitted. A row that cancels:
     ///
     /// ```swift
-    /// .disconnect | any => .disconnected | .cancel(Connection.id)
-    /// .disconnect | any => .disconnected | .cancel(Keys.connection, Keys.backOff)
+    /// .disconnect | any => .disconnected | .cancel(ConnectionKey.attempt)
+    /// .disconnect | any => .disconnected | .cancel(ConnectionKey.attempt, ConnectionKey.backOff)
     /// ```
+    ///
+    /// The keys of one `.cancel` have one type: to cancel keys of two types in one row, give them one
+    /// type (for example, one enum of the keys of a feature).
     @inlinable
     public static func cancel<Key: Hashable & Sendable>(_ keys: Key...) -> SignalProducer {
         SignalProducer.empty.attaching(EffectDirectiveBox(.cancel(keys.map(EffectKey.init))))

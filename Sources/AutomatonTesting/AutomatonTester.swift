@@ -7,17 +7,22 @@ import Testing
 /// effect event, in order. Anything unasserted fails the next assertion, and effects still running at
 /// `finish()` fail the test.
 ///
+/// With the connection manager of the README's "Testing effects" (`makeConnectionManager(connect:backOff:)`,
+/// whose connect effect is keyed `ConnectionKey.attempt`):
+///
 /// ```swift
 /// let scheduler = TestScheduler()
-/// let tester = AutomatonTester(makeConnectionManager(scheduler: scheduler), scheduler: scheduler)
+/// let connect = SignalProducer<ConnectionInput, Never>(value: .failed).delay(.seconds(1), on: scheduler)
+/// let backOff = SignalProducer<ConnectionInput, Never>(value: .retry).delay(.seconds(30), on: scheduler)
+/// let tester = AutomatonTester(makeConnectionManager(connect: connect, backOff: backOff), scheduler: scheduler)
 /// tester.send(.connect)
 /// tester.expect([
 ///     .success(.connect, .disconnected, .connecting),
-///     .started(by: .connect, key: Connection.id),
+///     .started(by: .connect, key: ConnectionKey.attempt),
 /// ])
 /// tester.send(.disconnect)
 /// tester.expect([
-///     .cancelled(.cancelled(by: .disconnect), key: Connection.id),
+///     .cancelled(.cancelled(by: .disconnect), key: ConnectionKey.attempt),
 ///     .success(.disconnect, .connecting, .disconnected),
 /// ])
 /// tester.finish()
