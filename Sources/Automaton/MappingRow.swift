@@ -129,32 +129,11 @@ struct MappingKeyIndexing<State: Sendable, Input: Sendable>: Sendable {
         find = { keys, input in keys.firstIndex(of: input) }
         dispatch = { keys, groups, others in
             switch keys.count {
-            case 1:
-                let key = keys[0], group = groups[0]
-                return { state, input in input == key ? group(state, input) : others(state, input) }
-            case 2:
-                let (key0, key1) = (keys[0], keys[1])
-                let (group0, group1) = (groups[0], groups[1])
-                return { state, input in
-                    input == key0 ? group0(state, input) : input == key1 ? group1(state, input) : others(state, input)
-                }
-            case 3:
-                let (key0, key1, key2) = (keys[0], keys[1], keys[2])
-                let (group0, group1, group2) = (groups[0], groups[1], groups[2])
-                return { state, input in
-                    if input == key0 { return group0(state, input) }
-                    if input == key1 { return group1(state, input) }
-                    return input == key2 ? group2(state, input) : others(state, input)
-                }
-            case 4:
-                let (key0, key1, key2, key3) = (keys[0], keys[1], keys[2], keys[3])
-                let (group0, group1, group2, group3) = (groups[0], groups[1], groups[2], groups[3])
-                return { state, input in
-                    if input == key0 { return group0(state, input) }
-                    if input == key1 { return group1(state, input) }
-                    if input == key2 { return group2(state, input) }
-                    return input == key3 ? group3(state, input) : others(state, input)
-                }
+            case 1...4:
+                // One reference captured: a closure that captured the keys and groups themselves would
+                // unpack all of them from its context on every call.
+                let dispatch = FourKeyDispatch(keys: keys, groups: groups, others: others)
+                return { state, input in dispatch.decide(state, input) }
             default:
                 // Past four values, one comparison per value in turn (the groups' functions are not
                 // copied out of the array unless the input matches).
@@ -166,6 +145,51 @@ struct MappingKeyIndexing<State: Sendable, Input: Sendable>: Sendable {
                 }
             }
         }
+    }
+}
+
+/// The dispatch of a table with one to four distinct input values: each compared in turn, then the
+/// rows of the input's value, or those of every other input. Fewer than four values are padded with
+/// copies of the first and its group, which the first comparison always finds first.
+@usableFromInline
+final class FourKeyDispatch<State: Sendable, Input: Equatable & Sendable>: Sendable {
+    @usableFromInline typealias Decide = MappingKeyIndexing<State, Input>.Decide
+
+    @usableFromInline let key0: Input
+    @usableFromInline let key1: Input
+    @usableFromInline let key2: Input
+    @usableFromInline let key3: Input
+    @usableFromInline let group0: Decide
+    @usableFromInline let group1: Decide
+    @usableFromInline let group2: Decide
+    @usableFromInline let group3: Decide
+    @usableFromInline let others: Decide
+
+    @inlinable
+    init(keys: [Input], groups: [Decide], others: @escaping Decide) {
+        precondition(
+            (1...4).contains(keys.count) && groups.count == keys.count,
+            "Internal inconsistency: a four-key dispatch built with \(keys.count) keys and \(groups.count) groups"
+        )
+        func at(_ position: Int) -> Int { position < keys.count ? position : 0 }
+        key0 = keys[0]
+        key1 = keys[at(1)]
+        key2 = keys[at(2)]
+        key3 = keys[at(3)]
+        group0 = groups[0]
+        group1 = groups[at(1)]
+        group2 = groups[at(2)]
+        group3 = groups[at(3)]
+        self.others = others
+    }
+
+    @inlinable
+    func decide(_ state: State, _ input: Input) -> (State, SignalProducer<Input, Never>?)? {
+        if input == key0 { return group0(state, input) }
+        if input == key1 { return group1(state, input) }
+        if input == key2 { return group2(state, input) }
+        if input == key3 { return group3(state, input) }
+        return others(state, input)
     }
 }
 
