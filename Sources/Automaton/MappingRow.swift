@@ -94,6 +94,9 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
         switch (outcome, matchesInput, matchesState) {
         case let (.fixed(toState, effect), nil, nil):
             return { _, _ in (toState, effect) }
+        case let (.fixed(toState, nil), nil, matchesState?):
+            // No effect captured: the closure's context is the test and the state only.
+            return { state, _ in matchesState(state) ? (toState, nil) : nil }
         case let (.fixed(toState, effect), nil, matchesState?):
             return { state, _ in matchesState(state) ? (toState, effect) : nil }
         case let (.fixed(toState, effect), matchesInput?, nil):
