@@ -174,13 +174,13 @@ struct ReadmeRecipesTests {
     @Test("the mapping table's case-with-payload snippet compiles and binds the associated value")
     func connectionInputSnippet() {
         // README-MAPPING-CASE-BEGIN
-        enum ConnectionInput: Sendable, Equatable {
+        enum SocketInput: Sendable, Equatable {
             case connect, opened(session: String), retry
             var session: String? { if case let .opened(session) = self { session } else { nil } }
         }
-        enum Connection: Sendable, Equatable { case idle, connecting, connected(session: String) }
+        enum Socket: Sendable, Equatable { case idle, connecting, connected(session: String) }
 
-        let connection = Automaton<Connection, ConnectionInput>(
+        let socket = Automaton<Socket, SocketInput>(
             state: .idle,
             table: [
                 .connect | .idle => .connecting,
@@ -188,9 +188,9 @@ struct ReadmeRecipesTests {
                 .retry | any => .connecting,
             ])
         // README-MAPPING-CASE-END
-        let replies = connection.replies.record()
-        for input: ConnectionInput in [.opened(session: "early"), .connect, .opened(session: "s1"), .retry] {
-            connection.send(input)
+        let replies = socket.replies.record()
+        for input: SocketInput in [.opened(session: "early"), .connect, .opened(session: "s1"), .retry] {
+            socket.send(input)
         }
         #expect(
             replies.values == [
