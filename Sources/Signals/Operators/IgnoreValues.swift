@@ -7,10 +7,16 @@ extension Signal {
     /// The terminal event is forwarded on the thread that delivers it. The result terminates when this
     /// signal does.
     public func ignoreValues() -> Signal<Never, Error> {
-        Signal<Never, Error>.relaying { output in
+        terminalEvent(as: Never.self)
+    }
+
+    /// This signal's terminal event alone, retyped for values of `NewValue`: what `ignoreValues()` and
+    /// `promoteValue(_:)` both are.
+    fileprivate func terminalEvent<NewValue: Sendable>(as _: NewValue.Type) -> Signal<NewValue, Error> {
+        Signal<NewValue, Error>.relaying { output in
             observe(
                 Observer { event in
-                    if let terminal = event.terminal(as: Never.self) { output.send(terminal) }
+                    if let terminal = event.terminal(as: NewValue.self) { output.send(terminal) }
                 })
         }
     }
@@ -21,12 +27,7 @@ extension Signal where Value == Never {
     /// concatenated with streams that do, as in ReactiveSwift. The terminal event is forwarded
     /// unchanged, on the thread that delivers it.
     public func promoteValue<NewValue: Sendable>(_: NewValue.Type = NewValue.self) -> Signal<NewValue, Error> {
-        Signal<NewValue, Error>.relaying { output in
-            observe(
-                Observer { event in
-                    if let terminal = event.terminal(as: NewValue.self) { output.send(terminal) }
-                })
-        }
+        terminalEvent(as: NewValue.self)
     }
 }
 
