@@ -2,6 +2,7 @@ import Automaton
 import Testing
 
 // The README's quick start, verbatim between the markers, so that it keeps compiling and working.
+// DOCC-START-LOGIN-BEGIN
 // README-QUICK-START-BEGIN
 enum State: Sendable, Equatable {
     case loggedOut, loggingIn, loggedIn, loggingOut
@@ -30,6 +31,7 @@ func makeLoginMachine(
         ])
 }
 // README-QUICK-START-END
+// DOCC-START-LOGIN-END
 
 @Suite("README quick start")
 struct ReadmeQuickStartTests {

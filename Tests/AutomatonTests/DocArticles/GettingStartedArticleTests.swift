@@ -5,34 +5,7 @@ import Testing
 // The code of the article "Getting started" (Sources/Automaton/Automaton.docc/GettingStarted.md),
 // verbatim between the markers (checked by .ci/check-docc-snippets).
 
-// DOCC-START-LOGIN-BEGIN
-enum AuthState: Sendable, Equatable {
-    case loggedOut, loggingIn, loggedIn, loggingOut
-}
-
-enum AuthInput: Sendable, Equatable {
-    case login, loginOK, logout, logoutOK, forceLogout
-}
-
-/// The login machine. `loginOK` and `logoutOK` are the effects that finish logging in and out.
-func makeAuthMachine(
-    loginOK: SignalProducer<AuthInput, Never>,
-    logoutOK: SignalProducer<AuthInput, Never>
-) -> Automaton<AuthState, AuthInput> {
-    let canForceLogout: @Sendable (AuthState) -> Bool = { [.loggingIn, .loggedIn].contains($0) }
-
-    return Automaton(
-        state: .loggedOut, strategy: .latest,
-        table: [
-            /*  Input      |   fromState => toState         |  Effect  */
-            .login | .loggedOut => .loggingIn | loginOK,
-            .loginOK | .loggingIn => .loggedIn,
-            .logout | .loggedIn => .loggingOut | logoutOK,
-            .logoutOK | .loggingOut => .loggedOut,
-            .forceLogout | canForceLogout => .loggingOut | logoutOK,
-        ])
-}
-// DOCC-START-LOGIN-END
+// The login machine is the README's quick start (ReadmeQuickStartTests.swift), quoted by the article.
 
 // DOCC-START-CONNECTION-BEGIN
 enum ChannelState: Sendable, Equatable {
@@ -73,9 +46,9 @@ struct GettingStartedArticleTests {
     func loginMachine() {
         // DOCC-START-LOGIN-USE-BEGIN
         let scheduler = TestScheduler()
-        let loginOK = SignalProducer<AuthInput, Never>(value: .loginOK).delay(.seconds(1), on: scheduler)
-        let logoutOK = SignalProducer<AuthInput, Never>(value: .logoutOK).delay(.seconds(1), on: scheduler)
-        let automaton = makeAuthMachine(loginOK: loginOK, logoutOK: logoutOK)
+        let loginOK = SignalProducer<Input, Never>(value: .loginOK).delay(.seconds(1), on: scheduler)
+        let logoutOK = SignalProducer<Input, Never>(value: .logoutOK).delay(.seconds(1), on: scheduler)
+        let automaton = makeLoginMachine(loginOK: loginOK, logoutOK: logoutOK)
         let replies = TestRecorder(automaton.replies)  // records every reply from now on
 
         automaton.send(.login)
@@ -100,7 +73,7 @@ struct GettingStartedArticleTests {
     func forceLogoutReplacesLogin() {
         // DOCC-START-FORCE-LOGOUT-BEGIN
         let scheduler = TestScheduler()
-        let automaton = makeAuthMachine(
+        let automaton = makeLoginMachine(
             loginOK: SignalProducer(value: .loginOK).delay(.seconds(1), on: scheduler),
             logoutOK: SignalProducer(value: .logoutOK).delay(.seconds(1), on: scheduler)
         )

@@ -9,7 +9,7 @@ import Testing
 // DOCC-OBSERVE-LOGGING-BEGIN
 /// Logs an automaton's states, replies and effect events, one line each, until disposed.
 func startLogging(
-    _ automaton: Automaton<AuthState, AuthInput>,
+    _ automaton: Automaton<State, Input>,
     to log: @escaping @Sendable (String) -> Void
 ) -> Disposable {
     let observations = CompositeDisposable()
@@ -27,7 +27,7 @@ final class RefusalBanner {
     private(set) var text = ""
     private var observation: Disposable?
 
-    init(automaton: Automaton<AuthState, AuthInput>) {
+    init(automaton: Automaton<State, Input>) {
         // The closure is @MainActor: it may touch the banner. Replies arrive in order, asynchronously.
         observation = automaton.replies.observeValuesOnMainActor { [weak self] reply in
             if case let .failure(input, state) = reply { self?.text = "cannot \(input) while \(state)" }
@@ -42,7 +42,7 @@ struct ObservingArticleTests {
     func observeEverything() {
         let lines = MutableProperty<[String]>([])
         // DOCC-OBSERVE-LOGGING-USE-BEGIN
-        let automaton = makeAuthMachine(loginOK: SignalProducer(value: .loginOK), logoutOK: .empty)
+        let automaton = makeLoginMachine(loginOK: SignalProducer(value: .loginOK), logoutOK: .empty)
         let logging = startLogging(automaton, to: { line in lines.modify { $0.append(line) } })
 
         automaton.send(.login)  // its effect sends .loginOK at once: queued, then processed
@@ -68,7 +68,7 @@ struct ObservingArticleTests {
     func logEvents() {
         let lines = MutableProperty<[String]>([])
         let log: @Sendable (String) -> Void = { line in lines.modify { $0.append(line) } }
-        let automaton = makeAuthMachine(loginOK: SignalProducer(value: .loginOK), logoutOK: .empty)
+        let automaton = makeLoginMachine(loginOK: SignalProducer(value: .loginOK), logoutOK: .empty)
         // DOCC-OBSERVE-LOG-EVENTS-BEGIN
         automaton.replies.logEvents(identifier: "auth", logger: log)  // logger: print by default
         automaton.effectEvents.logEvents(identifier: "auth effects", logger: log)
@@ -89,13 +89,13 @@ struct ObservingArticleTests {
 
     @Test("stream() observes at once, so a task sees every reply sent after it was made")
     func stream() async {
-        let automaton = makeAuthMachine(loginOK: SignalProducer(value: .loginOK), logoutOK: .empty)
+        let automaton = makeLoginMachine(loginOK: SignalProducer(value: .loginOK), logoutOK: .empty)
         // DOCC-OBSERVE-STREAM-BEGIN
         let replies = automaton.replies.stream()  // observes now, and buffers until iterated
         automaton.send(.login)
         automaton.send(.logout)
 
-        var seen: [Reply<AuthState, AuthInput>] = []
+        var seen: [Reply<State, Input>] = []
         for await reply in replies {
             seen.append(reply)
             if seen.count == 3 { break }
@@ -112,7 +112,7 @@ struct ObservingArticleTests {
     @MainActor
     @Test("a main-actor banner hears refusals in order")
     func mainActorBanner() async {
-        let automaton = makeAuthMachine(loginOK: .empty, logoutOK: .empty)
+        let automaton = makeLoginMachine(loginOK: .empty, logoutOK: .empty)
         let banner = RefusalBanner(automaton: automaton)
         automaton.send(.logout)
         automaton.send(.login)
@@ -146,7 +146,7 @@ struct ContractsArticleTests {
     @Test("an input sent from a replies observer is processed after every observer heard the current reply")
     func queuedInput() {
         // DOCC-CONTRACTS-SENDER-BEGIN
-        let automaton = makeAuthMachine(loginOK: .empty, logoutOK: .empty)
+        let automaton = makeLoginMachine(loginOK: .empty, logoutOK: .empty)
         let send = automaton.sender  // sends without keeping the automaton alive
         let heard = MutableProperty<[String]>([])
         automaton.replies.observeValues { reply in
