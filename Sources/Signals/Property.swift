@@ -11,41 +11,57 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var version: UInt64 = 0
     /// Emits each change after it is stored; completes when the owner calls `complete()`.
     @usableFromInline package let signal: Signal<Value, Never>
+    /// The core behind `signal`, kept in a field of its own: reaching it through the handle on every
+    /// write costs more than the write.
+    @usableFromInline let core: SignalCore<Value, Never>
 
     @inlinable
     package init(_ value: Value) {
         current = value
         signal = Signal()
+        core = signal.core
     }
 
     @inlinable
     package var value: Value {
-        signal.core.lock.withLock { current }
+        core.lock.withLock { current }
     }
 
     /// Stores `newValue`, then notifies observers (now, or after the delivery in progress). Ignored
     /// once the change signal has completed.
+    ///
+    /// With nobody observing and nothing being delivered (an automaton whose `state` is only read), a
+    /// write is a store under the lock: no event is built or queued.
     @inlinable
     package func set(_ newValue: Value) {
-        signal.core.send(
-            .value(newValue),
-            if: {
-                current = newValue
-                version &+= 1
-                return true
-            })
+        let core = self.core
+        core.lock.lock()
+        let word = core.lock.loadWord()
+        if word & DeliveryState.closed != 0 {
+            core.lock.unlock()
+            return
+        }
+        current = newValue
+        version &+= 1
+        // Only this type sends values into `core`, always under the lock, so with the word clear nobody
+        // owns `observers` and it may be read here (as `sendWithLockHeld` does).
+        if word == 0 && core.observers.isEmpty {
+            core.lock.unlock()
+            return
+        }
+        core.sendWithLockHeld(.value(newValue))
     }
 
     /// Changes the value with `action`, run with no lock held; retried if another writer changed the
     /// value in between, so `action` may run more than once.
     package func modify<Result>(_ action: (inout Value) throws -> Result) rethrows -> Result {
         while true {
-            let (snapshot, snapshotVersion) = signal.core.lock.withLock { (current, version) }
+            let (snapshot, snapshotVersion) = core.lock.withLock { (current, version) }
             var updated = snapshot
             let result = try action(&updated)
             let newValue = updated
             var committed = false
-            signal.core.send(
+            core.send(
                 .value(newValue),
                 if: {
                     guard version == snapshotVersion else { return false }
@@ -54,7 +70,7 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
                     committed = true
                     return true
                 })
-            if committed || signal.core.hasTerminated { return result }
+            if committed || core.hasTerminated { return result }
         }
     }
 
@@ -62,13 +78,13 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     /// in between.
     package var producer: SignalProducer<Value, Never> {
         SignalProducer { [self] observer, lifetime in
-            lifetime += signal.core.observe(observer, initial: { .value(self.current) })
+            lifetime += core.observe(observer, initial: { .value(self.current) })
         }
     }
 
     /// Completes the change signal. Later writes are ignored.
     package func complete() {
-        signal.core.send(.completed)
+        core.send(.completed)
     }
 }
 
