@@ -265,7 +265,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// Keyed effects waiting (`.queue`) for their key.
     @usableFromInline var waitingEffects = 0
     /// The keyed effects, by key.
-    @usableFromInline var groups: [EffectKey: KeyGroup<State, Input>] = [:]
+    @usableFromInline var groups = EffectKeyTable<KeyGroup<State, Input>>()
     /// The events of `effectEvents` decided while another thread held the emitter role, in the order
     /// they were decided; that thread sends them (see `EffectEventGate`).
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
@@ -364,19 +364,21 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                     cancelGroup(key, into: &cancelled, byCancelRow: false)
                     decision = startKeyed(record, key: key)
                 case .first:
-                    if let group = groups[key], !group.isEmpty {
+                    // A group is removed once empty, so a key with a group has effects.
+                    if groups.contains(key) {
                         decision = .drop
                     } else {
                         decision = startKeyed(record, key: key)
                     }
                 case .queue:
-                    if let group = groups[key], !group.isEmpty {
+                    if groups.contains(key) {
                         record.isWaiting = true
                         tracked.append(record)
                         runningEffects += 1
                         waitingEffects += 1
-                        groups[key, default: KeyGroup()].waiting.append(
-                            WaitingEffect(record: record, input: pending.input))
+                        groups.update(key, default: { KeyGroup<State, Input>() }) {
+                            $0.waiting.append(WaitingEffect(record: record, input: pending.input))
+                        }
                         decision = .wait
                     } else {
                         decision = startKeyed(record, key: key)
@@ -417,7 +419,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     mutating func startKeyed(_ record: Record, key: EffectKey) -> EffectDecision {
         tracked.append(record)
         runningEffects += 1
-        groups[key, default: KeyGroup()].appendRunning(record)
+        groups.update(key, default: { KeyGroup<State, Input>() }) { $0.appendRunning(record) }
         return .start
     }
 
@@ -507,16 +509,20 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         record.hasEnded = true
         runningEffects -= 1
         var next: WaitingEffect<State, Input>?
-        if let key = record.key, var group = groups.removeValue(forKey: key) {
-            group.removeRunning(record)
-            if !group.hasRunning, let waiting = group.waiting.removeFirst() {
-                let successor = waiting.record
-                successor.isWaiting = false
+        if let key = record.key {
+            next = groups.updateOrRemove(key) { group -> (keep: Bool, result: WaitingEffect<State, Input>?) in
+                group.removeRunning(record)
+                var next: WaitingEffect<State, Input>?
+                if !group.hasRunning, let waiting = group.waiting.removeFirst() {
+                    group.appendRunning(waiting.record)
+                    next = waiting
+                }
+                return (!group.isEmpty, next)
+            } ?? nil
+            if let next {
+                next.record.isWaiting = false
                 waitingEffects -= 1
-                group.appendRunning(successor)
-                next = waiting
             }
-            if !group.isEmpty { groups[key] = group }
         }
         forgetIfFinished(record)
         return (true, next, shouldCompleteReplies)
@@ -596,10 +602,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             tracked.remove(record)
         }
         // The waiting effects' producers go out with them, to be released unlocked.
-        for (_, var group) in groups {
+        for var group in groups.removeAll() {
             while let waiting = group.waiting.removeFirst() { effects.leftovers.append(waiting) }
         }
-        groups.removeAll()
         rootLatest = nil
         runningEffects = 0
         waitingEffects = 0

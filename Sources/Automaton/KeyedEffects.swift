@@ -3,7 +3,8 @@ import Signals
 /// The key of a group of effects: any `Hashable & Sendable` value, type-erased.
 ///
 /// Effects with equal keys form a group that their policy (`EffectPolicy`) governs and that a
-/// `.cancel(key)` row cancels. Keys of different types never compare equal.
+/// `.cancel(key)` row cancels. Keys of different types never compare equal, even where
+/// `AnyHashable` would bridge them (`1` and `UInt(1)` are two keys).
 public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
     /// The key, boxed: an `EffectKey` is one reference, so that effects, their events and the
     /// engine's bookkeeping copy it without going through `AnyHashable`'s value witnesses.
@@ -14,11 +15,14 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
         @usableFromInline let value: AnyHashable
         /// The value's hash, computed once: the engine looks a key up two or three times per effect.
         @usableFromInline let hash: Int
+        /// The key's own type: `AnyHashable` alone would let `1` and `UInt(1)` compare equal.
+        @usableFromInline let type: ObjectIdentifier
 
         @usableFromInline
-        init(_ value: AnyHashable) {
-            self.value = value
+        init<Key: Hashable & Sendable>(_ key: Key) {
+            self.value = AnyHashable(key)
             self.hash = value.hashValue
+            self.type = ObjectIdentifier(Key.self)
         }
     }
 
@@ -33,14 +37,16 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
         if let key = key as? EffectKey {
             self = key
         } else {
-            storage = Storage(AnyHashable(key))
+            storage = Storage(key)
         }
     }
 
     /// Whether the two keys wrap equal values of the same type.
     @inlinable
     public static func == (lhs: EffectKey, rhs: EffectKey) -> Bool {
-        lhs.storage === rhs.storage || (lhs.storage.hash == rhs.storage.hash && lhs.storage.value == rhs.storage.value)
+        lhs.storage === rhs.storage
+            || (lhs.storage.hash == rhs.storage.hash && lhs.storage.type == rhs.storage.type
+                && lhs.storage.value == rhs.storage.value)
     }
 
     /// Hashes the wrapped value (its hash is computed once, when the key is made).

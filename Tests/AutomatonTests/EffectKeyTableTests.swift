@@ -1,0 +1,79 @@
+import Automaton
+import Testing
+
+/// The engine's table of keyed-effect groups, checked against a `Dictionary` doing the same work.
+@Suite("EffectKeyTable: the keyed groups' hash table")
+struct EffectKeyTableTests {
+    /// Random inserts, in-place changes, removals (which shift clusters back) and clears, over few
+    /// enough keys that they collide in every table size; after each step every key reads as in the
+    /// model, and the count agrees.
+    @Test("agrees with a Dictionary through random changes", arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func randomChanges(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        var table = EffectKeyTable<Int>()
+        var model: [Int: Int] = [:]
+        let keys = (0..<40).map { EffectKey($0) }
+        for step in 0..<4_000 {
+            let raw = random.int(in: 0..<keys.count)
+            let key = keys[raw]
+            switch random.int(in: 0..<100) {
+            case 0..<40:
+                let added = random.int(in: 1...3)
+                let total = table.update(key, default: { 0 }) { value -> Int in
+                    value += added
+                    return value
+                }
+                model[raw, default: 0] += added
+                #expect(total == model[raw], "step \(step): update")
+            case 40..<70:
+                let result = table.updateOrRemove(key) { value -> (keep: Bool, result: Int) in
+                    value -= 1
+                    return (value > 0, value)
+                }
+                if let old = model[raw] {
+                    #expect(result == old - 1, "step \(step): updateOrRemove")
+                    model[raw] = old > 1 ? old - 1 : nil
+                } else {
+                    #expect(result == nil, "step \(step): updateOrRemove of a missing key")
+                }
+            case 70..<98:
+                #expect(table.removeValue(forKey: key) == model.removeValue(forKey: raw), "step \(step): remove")
+            default:
+                #expect(table.removeAll().sorted() == model.values.sorted(), "step \(step): removeAll")
+                model.removeAll()
+            }
+            #expect(table.count == model.count, "step \(step): count")
+            for (index, each) in keys.enumerated() {
+                #expect(table[each] == model[index], "step \(step): value of \(index)")
+                #expect(table.contains(each) == (model[index] != nil), "step \(step): contains \(index)")
+            }
+        }
+    }
+
+    @Test("keys of different types never match, equal keys made apart do")
+    func keyIdentity() {
+        var table = EffectKeyTable<String>()
+        table.update(EffectKey(1), default: { "int" }) { _ in }
+        table.update(EffectKey("1"), default: { "string" }) { _ in }
+        #expect(table.count == 2)
+        #expect(table[EffectKey(1)] == "int")
+        #expect(table[EffectKey("1")] == "string")
+        #expect(table[EffectKey(UInt(1))] == nil)
+        #expect(EffectKey(1) != EffectKey(UInt(1)), "AnyHashable bridges numbers; keys must not")
+        #expect(EffectKey(1) == EffectKey(EffectKey(1)))
+        #expect(table.removeValue(forKey: EffectKey(1)) == "int")
+        #expect(table[EffectKey("1")] == "string")
+        #expect(table.count == 1)
+    }
+
+    @Test("an empty table answers every question without slots")
+    func empty() {
+        var table = EffectKeyTable<Int>()
+        #expect(table.isEmpty)
+        #expect(table[EffectKey(0)] == nil)
+        #expect(!table.contains(EffectKey(0)))
+        #expect(table.removeValue(forKey: EffectKey(0)) == nil)
+        #expect(table.updateOrRemove(EffectKey(0)) { _ in (keep: true, result: 1) } == nil)
+        #expect(table.removeAll().isEmpty)
+    }
+}
