@@ -510,15 +510,16 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         runningEffects -= 1
         var next: WaitingEffect<State, Input>?
         if let key = record.key {
-            next = groups.updateOrRemove(key) { group -> (keep: Bool, result: WaitingEffect<State, Input>?) in
-                group.removeRunning(record)
-                var next: WaitingEffect<State, Input>?
-                if !group.hasRunning, let waiting = group.waiting.removeFirst() {
-                    group.appendRunning(waiting.record)
-                    next = waiting
-                }
-                return (!group.isEmpty, next)
-            } ?? nil
+            next =
+                groups.updateOrRemove(key) { group -> (keep: Bool, result: WaitingEffect<State, Input>?) in
+                    group.removeRunning(record)
+                    var next: WaitingEffect<State, Input>?
+                    if !group.hasRunning, let waiting = group.waiting.removeFirst() {
+                        group.appendRunning(waiting.record)
+                        next = waiting
+                    }
+                    return (!group.isEmpty, next)
+                } ?? nil
             if let next {
                 next.record.isWaiting = false
                 waitingEffects -= 1
