@@ -88,8 +88,13 @@ struct KeyGroup<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline typealias Record = EffectRecord<State, Input>
 
     /// Started and not ended, in start order: a list linked through the records.
-    @usableFromInline var firstRunning: Record?
-    @usableFromInline var lastRunning: Record?
+    ///
+    /// The links are unowned, so that starting and ending a keyed effect costs no reference counting:
+    /// a record joins its group only once tracked, and leaves it (`removeRunning`, or its group's
+    /// removal) before it is forgotten, so the list of tracked effects keeps every linked record
+    /// alive. After `terminate` the removed groups' links dangle, and are never read.
+    @usableFromInline unowned(unsafe) var firstRunning: Record?
+    @usableFromInline unowned(unsafe) var lastRunning: Record?
     /// Waiting (`.queue`) for the running ones to end, FIFO.
     @usableFromInline var waiting = FIFOQueue<WaitingEffect<State, Input>>()
 
