@@ -84,34 +84,77 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
         )
     }
 
-    /// The row as one function of the state and the input: the next state and the effect, or `nil` if
-    /// the row does not apply. Without `testingInput`, the input test is taken as passed (the row is
-    /// for the input's value).
+    /// The row as one function of the state and the input: if the row applies, it writes the next
+    /// state and the effect (`nil`: none) into its out-parameters and returns true; otherwise it
+    /// returns false and writes nothing. Without `testingInput`, the input test is taken as passed
+    /// (the row is for the input's value).
     @inlinable
     func decision(testingInput: Bool) -> MappingKeyIndexing<State, Input>.Decide {
         let matchesInput = testingInput ? self.matchesInput : nil
         let matchesState = self.matchesState
         switch (outcome, matchesInput, matchesState) {
+        case let (.fixed(toState, nil), nil, nil):
+            return { _, _, next, _ in
+                next = toState
+                return true
+            }
         case let (.fixed(toState, effect), nil, nil):
-            return { _, _ in (toState, effect) }
+            return { _, _, next, nextEffect in
+                next = toState
+                nextEffect = effect
+                return true
+            }
         case let (.fixed(toState, nil), nil, matchesState?):
             // No effect captured: the closure's context is the test and the state only.
-            return { state, _ in matchesState(state) ? (toState, nil) : nil }
+            return { state, _, next, _ in
+                guard matchesState(state) else { return false }
+                next = toState
+                return true
+            }
         case let (.fixed(toState, effect), nil, matchesState?):
-            return { state, _ in matchesState(state) ? (toState, effect) : nil }
+            return { state, _, next, nextEffect in
+                guard matchesState(state) else { return false }
+                next = toState
+                nextEffect = effect
+                return true
+            }
         case let (.fixed(toState, effect), matchesInput?, nil):
-            return { _, input in matchesInput(input) ? (toState, effect) : nil }
+            return { _, input, next, nextEffect in
+                guard matchesInput(input) else { return false }
+                next = toState
+                nextEffect = effect
+                return true
+            }
         case let (.fixed(toState, effect), matchesInput?, matchesState?):
-            return { state, input in matchesInput(input) && matchesState(state) ? (toState, effect) : nil }
-        case let (.computed(compute), nil, nil):
-            return compute
+            return { state, input, next, nextEffect in
+                guard matchesInput(input) && matchesState(state) else { return false }
+                next = toState
+                nextEffect = effect
+                return true
+            }
         case let (.computed(compute), matchesInput, matchesState):
-            return { state, input in
-                if let matchesInput, !matchesInput(input) { return nil }
-                if let matchesState, !matchesState(state) { return nil }
-                return compute(state, input)
+            return { state, input, next, nextEffect in
+                if let matchesInput, !matchesInput(input) { return false }
+                if let matchesState, !matchesState(state) { return false }
+                guard let (toState, effect) = compute(state, input) else { return false }
+                next = toState
+                nextEffect = effect
+                return true
             }
         }
+    }
+}
+
+/// A `Decide` function kept in an array. An array holds a function value at its most general
+/// abstraction, so a bare closure would be wrapped in a reabstraction thunk on the way in and another
+/// on the way out, on every call; a struct's field keeps the function as it is.
+@usableFromInline
+struct DecideBox<State: Sendable, Input: Sendable>: Sendable {
+    @usableFromInline let call: MappingKeyIndexing<State, Input>.Decide
+
+    @inlinable
+    init(_ call: @escaping MappingKeyIndexing<State, Input>.Decide) {
+        self.call = call
     }
 }
 
@@ -119,13 +162,35 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
 /// when the table is built, `dispatch` for the function that sends each input to its group's rows.
 @usableFromInline
 struct MappingKeyIndexing<State: Sendable, Input: Sendable>: Sendable {
-    @usableFromInline typealias Decide = @Sendable (State, Input) -> (State, SignalProducer<Input, Never>?)?
+    /// A row, a group of rows or a whole table as one function: if it applies to the state and the
+    /// input, it writes the next state and the effect (`nil`: none) into the out-parameters (which the
+    /// caller initializes) and returns true. Out-parameters, not a returned optional tuple: each layer
+    /// of closures would copy the 40-byte result through memory, and that copying cost a table more
+    /// than its comparisons.
+    @usableFromInline typealias Decide =
+        @Sendable (State, Input, _ next: inout State, _ effect: inout SignalProducer<Input, Never>?) -> Bool
+
+    /// A whole table as the engine calls it: the next state and the effect (`nil`: none), or `nil` if
+    /// no row applies.
+    @usableFromInline typealias Transition = @Sendable (State, Input) -> (State, SignalProducer<Input, Never>?)?
 
     /// The position of an input among `keys`.
     @usableFromInline let find: @Sendable (_ keys: [Input], _ input: Input) -> Int?
-    /// The function that calls `groups[i]` for an input equal to `keys[i]`, `others` for the rest.
+    /// The table's function: it calls `groups[i]` for an input equal to `keys[i]`, `others` for the
+    /// rest. The comparisons are in the function itself, so that a table is one call more than a
+    /// row, not two.
     @usableFromInline let dispatch:
-        @Sendable (_ keys: [Input], _ groups: [Decide], _ others: @escaping Decide) -> Decide
+        @Sendable (_ keys: [Input], _ groups: [DecideBox<State, Input>], _ others: @escaping Decide) -> Transition
+
+    /// `decide` as a table's function.
+    @inlinable @inline(__always)
+    static func apply(
+        _ decide: Decide, _ state: State, _ input: Input
+    ) -> (State, SignalProducer<Input, Never>?)? {
+        var next = state
+        var effect: SignalProducer<Input, Never>?
+        return decide(state, input, &next, &effect) ? (next, effect) : nil
+    }
 
     @inlinable
     init() where Input: Equatable {
@@ -142,9 +207,9 @@ struct MappingKeyIndexing<State: Sendable, Input: Sendable>: Sendable {
                 // copied out of the array unless the input matches).
                 return { state, input in
                     for position in keys.indices where keys[position] == input {
-                        return groups[position](state, input)
+                        return Self.apply(groups[position].call, state, input)
                     }
-                    return others(state, input)
+                    return Self.apply(others, state, input)
                 }
             }
         }
@@ -169,7 +234,7 @@ final class FourKeyDispatch<State: Sendable, Input: Equatable & Sendable>: Senda
     @usableFromInline let others: Decide
 
     @inlinable
-    init(keys: [Input], groups: [Decide], others: @escaping Decide) {
+    init(keys: [Input], groups: [DecideBox<State, Input>], others: @escaping Decide) {
         precondition(
             (1...4).contains(keys.count) && groups.count == keys.count,
             "Internal inconsistency: a four-key dispatch built with \(keys.count) keys and \(groups.count) groups"
@@ -179,20 +244,34 @@ final class FourKeyDispatch<State: Sendable, Input: Equatable & Sendable>: Senda
         key1 = keys[at(1)]
         key2 = keys[at(2)]
         key3 = keys[at(3)]
-        group0 = groups[0]
-        group1 = groups[at(1)]
-        group2 = groups[at(2)]
-        group3 = groups[at(3)]
+        group0 = groups[0].call
+        group1 = groups[at(1)].call
+        group2 = groups[at(2)].call
+        group3 = groups[at(3)].call
         self.others = others
     }
 
-    @inlinable
+    /// Always inlined into the table's function, so that an input costs one call less (a call through
+    /// the generic closure convention passes the state, the input and the result through memory).
+    @inlinable @inline(__always)
     func decide(_ state: State, _ input: Input) -> (State, SignalProducer<Input, Never>?)? {
-        if input == key0 { return group0(state, input) }
-        if input == key1 { return group1(state, input) }
-        if input == key2 { return group2(state, input) }
-        if input == key3 { return group3(state, input) }
-        return others(state, input)
+        var next = state
+        var effect: SignalProducer<Input, Never>?
+        // Each group called where it is found: a group taken into a local first was retained and
+        // released around the call.
+        let applies: Bool
+        if input == key0 {
+            applies = group0(state, input, &next, &effect)
+        } else if input == key1 {
+            applies = group1(state, input, &next, &effect)
+        } else if input == key2 {
+            applies = group2(state, input, &next, &effect)
+        } else if input == key3 {
+            applies = group3(state, input, &next, &effect)
+        } else {
+            applies = others(state, input, &next, &effect)
+        }
+        return applies ? (next, effect) : nil
     }
 }
 

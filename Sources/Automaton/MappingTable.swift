@@ -28,7 +28,7 @@ public struct MappingTable<State: Sendable, Input: Sendable>: Sendable, Expressi
     @inlinable
     public init(_ rows: [MappingRow<State, Input>]) {
         self.rows = rows
-        transition = MappingTableIndex(rows: rows).decide
+        transition = MappingTableIndex(rows: rows).transition
     }
 
     /// A table of the rows written in the literal, tried in order: the first that applies wins.
@@ -57,7 +57,7 @@ public struct MappingTable<State: Sendable, Input: Sendable>: Sendable, Expressi
 struct MappingTableIndex<State: Sendable, Input: Sendable> {
     @usableFromInline typealias Decide = MappingKeyIndexing<State, Input>.Decide
 
-    @usableFromInline var decide: Decide
+    @usableFromInline var transition: MappingKeyIndexing<State, Input>.Transition
 
     @inlinable
     init(rows: [MappingRow<State, Input>]) {
@@ -69,37 +69,37 @@ struct MappingTableIndex<State: Sendable, Input: Sendable> {
             indexing = rowIndexing
             if rowIndexing.find(keys, key) == nil { keys.append(key) }
         }
-        let others = Self.group(rows.filter { $0.inputKey == nil }.map { $0.decision(testingInput: true) })
+        let others = Self.group(rows.filter { $0.inputKey == nil }.map { DecideBox($0.decision(testingInput: true)) })
         guard let indexing else {
-            decide = others
+            transition = { state, input in MappingKeyIndexing.apply(others, state, input) }
             return
         }
-        var groups: [[Decide]] = Array(repeating: [], count: keys.count)
+        var groups: [[DecideBox<State, Input>]] = Array(repeating: [], count: keys.count)
         for row in rows {
             if let key = row.inputKey, let position = indexing.find(keys, key) {
-                groups[position].append(row.decision(testingInput: false))
+                groups[position].append(DecideBox(row.decision(testingInput: false)))
             } else {
-                let decision = row.decision(testingInput: true)
+                let decision = DecideBox(row.decision(testingInput: true))
                 for position in groups.indices { groups[position].append(decision) }
             }
         }
-        decide = indexing.dispatch(keys, groups.map(Self.group), others)
+        transition = indexing.dispatch(keys, groups.map { DecideBox(Self.group($0)) }, others)
     }
 
     /// The rows of a group as one function: the first that applies wins.
     @inlinable
-    static func group(_ decisions: [Decide]) -> Decide {
+    static func group(_ decisions: [DecideBox<State, Input>]) -> Decide {
         switch decisions.count {
         case 0:
-            return { _, _ in nil }
+            return { _, _, _, _ in false }
         case 1:
-            return decisions[0]
+            return decisions[0].call
         default:
-            return { state, input in
-                for decide in decisions {
-                    if let result = decide(state, input) { return result }
+            return { state, input, next, effect in
+                for decide in decisions where decide.call(state, input, &next, &effect) {
+                    return true
                 }
-                return nil
+                return false
             }
         }
     }
