@@ -130,6 +130,17 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             repliesCore.send(.value(.success(pending.input, from, toState)))
             return
         }
+        commit(pending, from: from, to: toState, effect: effect)
+    }
+
+    /// Step 3 of `process(_:)` for a transition that changes the machine's bookkeeping: it starts,
+    /// replaces or cancels effects, or its input came from an effect. Not inlined into `process`, so
+    /// that an effect-free input's path keeps a small stack frame.
+    @inlinable @inline(never)
+    func commit(
+        _ pending: PendingInput<State, Input>, from: State, to toState: State,
+        effect: SignalProducer<Input, Never>?
+    ) {
         var prepared: EffectRecord<State, Input>?
         var cancelKeys: [EffectKey] = []
         if let effect {
