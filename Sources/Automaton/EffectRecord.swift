@@ -93,8 +93,13 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
         }
     }
 
+    /// The effect ended, or its observer was released. Once the record's lifetime has ended the engine
+    /// is done with the effect (it ends a lifetime only after counting the effect out, or for an effect
+    /// it cancelled, dropped or never tracked), so a late end, such as the observer of a cancelled
+    /// effect being released, needs neither the engine nor its lock.
     @inlinable
     func effectEnded() {
+        guard !lifetime.hasEnded else { return }
         engine?.effectEnded(self)
     }
 }
