@@ -36,6 +36,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline let gate: Lock
     /// Carries the effect-event word (see `EffectEventGate`); its mutex is unused.
     @usableFromInline let eventGate: Lock
+    /// The lock every effect's lifetime shares (see `Lifetime.init(sharing:)`): an effect's start then
+    /// allocates one object less.
+    @usableFromInline let lifetimesLock = Lock()
     @usableFromInline let stateStorage: PropertyStorage<State>
     @usableFromInline let replies: Signal<Reply<State, Input>, Never>
     @usableFromInline let repliesInput: Observer<Reply<State, Input>, Never>

@@ -73,7 +73,7 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
         self.effect = effect
         self.key = key
         self.policy = policy
-        self.lifetime = Lifetime()
+        self.lifetime = Lifetime(sharing: engine.lifetimesLock)
     }
 
     /// The effect's observer: every event goes to the engine, and releasing the observer without a

@@ -4,16 +4,29 @@
 /// Register cleanup with `observeEnded(_:)` or `+=`: it runs once, on the thread that ends the
 /// lifetime, with no lock held, in the order it was registered. Cleanup registered after the end runs
 /// at once.
-public final class Lifetime: Sendable {
-    /// Whether the lifetime has ended, and the cleanup to run when it does. One allocation beside the
-    /// lifetime itself: the lock and the state live in it (see `LockStorage`).
-    @usableFromInline let state: Locked<CleanupList>
+public final class Lifetime: @unchecked Sendable {
+    // Safe: `list` is only read or written with `lock` held, and what it holds is `Sendable`.
+
+    /// Guards `list`: the lifetime's own, or one shared with other lifetimes (`init(sharing:)`). It is
+    /// never held while cleanup or any other code outside this file runs, so sharing it cannot
+    /// deadlock.
+    @usableFromInline let lock: Lock
+    /// Whether the lifetime has ended, and the cleanup to run when it does.
+    @usableFromInline @exclusivity(unchecked) var list = CleanupList()
 
     /// A lifetime that ends only when `end()` is called: for package code that owns the lifetime it
-    /// hands out (the automaton's engine ends each effect's lifetime itself, so needs no `Token`).
+    /// hands out. Two allocations: the lifetime and its lock.
     @inlinable
     package init() {
-        state = Locked(CleanupList())
+        lock = Lock()
+    }
+
+    /// A lifetime guarded by `lock`, which other lifetimes share: one allocation. The automaton's
+    /// engine gives all its effects' lifetimes one lock (held only to read or change a list, so they
+    /// hardly ever wait for each other).
+    @inlinable
+    package init(sharing lock: Lock) {
+        self.lock = lock
     }
 
     /// Creates a lifetime and the token that ends it: the lifetime ends when the token is disposed or
@@ -31,7 +44,7 @@ public final class Lifetime: Sendable {
     }
 
     /// Whether the lifetime has ended.
-    public var hasEnded: Bool { state.withCriticalRegion { $0.hasEnded } }
+    public var hasEnded: Bool { lock.withLock { list.hasEnded } }
 
     /// Runs `action` when the lifetime ends (at once if it already has).
     ///
@@ -53,18 +66,18 @@ public final class Lifetime: Sendable {
     }
 
     private func add(_ cleanup: Cleanup) -> Disposable? {
-        guard let token = state.withCriticalRegion({ $0.add(cleanup) }) else {
+        guard let token = lock.withLock({ list.add(cleanup) }) else {
             cleanup.run()
             return nil
         }
-        return Registration(state: state, token: token)
+        return Registration(lifetime: self, token: token)
     }
 
     /// Ends the lifetime: runs its cleanup on the calling thread, with no lock held, in the order it
     /// was registered. Idempotent and thread safe: only the first call runs anything.
     @inlinable
     package func end() {
-        guard let cleanup = state.withCriticalRegion({ $0.end() }) else { return }
+        guard let cleanup = lock.withLock({ list.end() }) else { return }
         cleanup.runAll()
     }
 
@@ -92,20 +105,20 @@ public final class Lifetime: Sendable {
     /// Unregisters one cleanup when disposed, without running it. It counts as disposed once its
     /// cleanup is gone, whether it removed it or the lifetime ended.
     private final class Registration: Disposable {
-        private let state: Locked<CleanupList>
+        private let lifetime: Lifetime
         private let token: UInt64
 
-        init(state: Locked<CleanupList>, token: UInt64) {
-            self.state = state
+        init(lifetime: Lifetime, token: UInt64) {
+            self.lifetime = lifetime
             self.token = token
         }
 
         var isDisposed: Bool {
-            state.withCriticalRegion { !$0.contains(token) }
+            lifetime.lock.withLock { !lifetime.list.contains(token) }
         }
 
         func dispose() {
-            let removed = state.withCriticalRegion { $0.remove(token) }
+            let removed = lifetime.lock.withLock { lifetime.list.remove(token) }
             // Released with no lock held: the cleanup may own an input observer or a lifetime token,
             // whose release sends an event or runs cleanup.
             withExtendedLifetime(removed) {}
