@@ -3,26 +3,42 @@ import Signals
 /// The key of a group of effects: any `Hashable & Sendable` value, type-erased.
 ///
 /// Effects with equal keys form a group that their policy (`EffectPolicy`) governs and that a
-/// `.cancel(key)` row cancels. Keys of different types never compare equal, even where
-/// `AnyHashable` would bridge them (`1` and `UInt(1)` are two keys).
+/// `.cancel(key)` row cancels. Two keys are equal when their values are of the same type (the
+/// value's own type, whatever the static type it was passed as) and equal: `1` and `UInt(1)` are two
+/// keys, although `AnyHashable` would bridge them; `EffectKey(AnyHashable(k))` is the key `k`.
 public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
     /// The key, boxed: an `EffectKey` is one reference, so that effects, their events and the
     /// engine's bookkeeping copy it without going through `AnyHashable`'s value witnesses.
     @usableFromInline
     final class Storage: @unchecked Sendable {
-        // Safe: `value` and `hash` are immutable, and `value` only ever wraps a `Sendable` value
-        // (`EffectKey.init` requires one); `AnyHashable` adds no mutable state of its own.
+        // Safe: `value`, `hash` and `type` are immutable, and `value` only ever wraps a `Sendable`
+        // value (`EffectKey.init` requires one); `AnyHashable` adds no mutable state of its own.
         @usableFromInline let value: AnyHashable
-        /// The value's hash, computed once: the engine looks a key up two or three times per effect.
+        /// The value's hash, computed once and spread (see `spread(_:)`): the engine looks a key up
+        /// two or three times per effect, by the low bits of this hash.
         @usableFromInline let hash: Int
-        /// The key's own type: `AnyHashable` alone would let `1` and `UInt(1)` compare equal.
+        /// The value's own type: `AnyHashable` alone would let `1` and `UInt(1)` compare equal.
         @usableFromInline let type: ObjectIdentifier
 
         @usableFromInline
-        init<Key: Hashable & Sendable>(_ key: Key) {
-            self.value = AnyHashable(key)
-            self.hash = value.hashValue
-            self.type = ObjectIdentifier(Key.self)
+        init(_ value: AnyHashable, hash: Int? = nil) {
+            self.value = value
+            self.hash = hash ?? Storage.spread(value.hashValue)
+            self.type = ObjectIdentifier(Swift.type(of: value.base))
+        }
+
+        /// Mixes every bit of `hash` into every bit of the result (murmur3's 64-bit finalizer), so that
+        /// its low bits are spread even for a type whose `hashValue` is not (an aligned address, a
+        /// small integer): the engine's key table indexes by the low bits.
+        @usableFromInline
+        static func spread(_ hash: Int) -> Int {
+            var mixed = UInt64(truncatingIfNeeded: hash)
+            mixed ^= mixed >> 33
+            mixed &*= 0xff51_afd7_ed55_8ccd
+            mixed ^= mixed >> 33
+            mixed &*= 0xc4ce_b9fe_1a85_ec53
+            mixed ^= mixed >> 33
+            return Int(truncatingIfNeeded: mixed)
         }
     }
 
@@ -37,11 +53,17 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
         if let key = key as? EffectKey {
             self = key
         } else {
-            storage = Storage(key)
+            storage = Storage(AnyHashable(key))
         }
     }
 
-    /// Whether the two keys wrap equal values of the same type.
+    /// The key `key` with the table hash `hash` instead of its own: for the package's tests, which
+    /// place keys in chosen slots of the engine's key table.
+    package init<Key: Hashable & Sendable>(_ key: Key, tableHash hash: Int) {
+        storage = Storage(AnyHashable(key), hash: hash)
+    }
+
+    /// Whether the two keys wrap equal values of the same (dynamic) type.
     @inlinable
     public static func == (lhs: EffectKey, rhs: EffectKey) -> Bool {
         lhs.storage === rhs.storage

@@ -4,15 +4,16 @@ import Testing
 /// The engine's table of keyed-effect groups, checked against a `Dictionary` doing the same work.
 @Suite("EffectKeyTable: the keyed groups' hash table")
 struct EffectKeyTableTests {
-    /// Random inserts, in-place changes, removals (which shift clusters back) and clears, over few
-    /// enough keys that they collide in every table size; after each step every key reads as in the
-    /// model, and the count agrees.
+    /// Random inserts, in-place changes, removals (which shift clusters back) and clears. The keys'
+    /// table hashes are drawn from the seed among 0..<12, so that the case replays exactly: keys
+    /// collide in every table size, and clusters wrap past the last slot. After each step every key
+    /// reads as in the model, and the count agrees.
     @Test("agrees with a Dictionary through random changes", arguments: [1, 2, 3, 4, 5] as [UInt64])
     func randomChanges(seed: UInt64) {
         var random = SeededGenerator(seed: seed)
         var table = EffectKeyTable<Int>()
         var model: [Int: Int] = [:]
-        let keys = (0..<40).map { EffectKey($0) }
+        let keys = (0..<40).map { EffectKey($0, tableHash: random.int(in: 0..<12)) }
         for step in 0..<4_000 {
             let raw = random.int(in: 0..<keys.count)
             let key = keys[raw]
@@ -50,6 +51,31 @@ struct EffectKeyTableTests {
         }
     }
 
+    /// A cluster that wraps past the last slot: three keys whose home is the last of 8 slots, and
+    /// one whose home is slot 0, found in slot 2. Removing from the head of the cluster shifts each
+    /// entry back as far as its home allows, and every key is still found.
+    @Test("a removal shifts a wrapped cluster back")
+    func wrappedCluster() {
+        var table = EffectKeyTable<String>()
+        let last = [EffectKey("a", tableHash: 7), EffectKey("b", tableHash: 7), EffectKey("c", tableHash: 7)]
+        let first = EffectKey("d", tableHash: 0)
+        for key in last + [first] {
+            table.update(key, default: { key.description }) { _ in }
+        }
+        #expect(table.count == 4)
+        #expect(table.removeValue(forKey: last[0]) == "a")
+        #expect(table[last[1]] == "b")
+        #expect(table[last[2]] == "c")
+        #expect(table[first] == "d")
+        #expect(table.removeValue(forKey: last[2]) == "c")
+        #expect(table[last[1]] == "b")
+        #expect(table[first] == "d")
+        #expect(table.removeValue(forKey: first) == "d")
+        #expect(table[last[1]] == "b")
+        #expect(table.count == 1)
+        #expect(!table.contains(last[0]) && !table.contains(last[2]) && !table.contains(first))
+    }
+
     @Test("keys of different types never match, equal keys made apart do")
     func keyIdentity() {
         var table = EffectKeyTable<String>()
@@ -61,6 +87,9 @@ struct EffectKeyTableTests {
         #expect(table[EffectKey(UInt(1))] == nil)
         #expect(EffectKey(1) != EffectKey(UInt(1)), "AnyHashable bridges numbers; keys must not")
         #expect(EffectKey(1) == EffectKey(EffectKey(1)))
+        let dog = KeyDog(name: "rex")
+        #expect(EffectKey(dog as KeyAnimal) == EffectKey(dog), "a key's type is its value's own type")
+        #expect(EffectKey(dog as KeyAnimal).hashValue == EffectKey(dog).hashValue)
         #expect(table.removeValue(forKey: EffectKey(1)) == "int")
         #expect(table[EffectKey("1")] == "string")
         #expect(table.count == 1)
@@ -77,3 +106,21 @@ struct EffectKeyTableTests {
         #expect(table.removeAll().isEmpty)
     }
 }
+
+/// A key type with a subclass, for "a key's type is its value's own type".
+private class KeyAnimal: Hashable, @unchecked Sendable {
+    // Safe: immutable.
+    let name: String
+
+    init(name: String) {
+        self.name = name
+    }
+
+    static func == (lhs: KeyAnimal, rhs: KeyAnimal) -> Bool { lhs.name == rhs.name }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+    }
+}
+
+private final class KeyDog: KeyAnimal, @unchecked Sendable {}

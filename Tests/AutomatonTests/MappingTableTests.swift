@@ -102,6 +102,34 @@ struct MappingTableTests {
             ])
     }
 
+    /// Rows write their result only when they apply: a row with an effect that declines (its state
+    /// test fails, its computed row returns nil) leaves nothing behind for the row that wins after it.
+    @Test("a row that declines leaves no effect to the row that applies after it")
+    func decliningRowLeavesNoEffect() {
+        let started = Locked(0)
+        let effect = SignalProducer<String, Never> { observer, _ in
+            started.withCriticalRegion { $0 += 1 }
+            observer.sendCompleted()
+        }
+        let automaton = Automaton<Int, String>(
+            state: 0,
+            table: [
+                "go" | 5 => 6 | effect,  // declines from 0: its state test fails
+                "go" | { state, _ in state == 1 ? 2 : nil } | { _, _ in effect },  // declines from 0
+                "go" | 0 => 1,  // applies, without an effect
+                "go" | 1 => 2 | effect,
+            ])
+        let replies = automaton.replies.record()
+        let events = automaton.effectEvents.record()
+
+        automaton.send("go")
+        automaton.send("go")
+
+        #expect(replies.values == [.value(.success("go", 0, 1)), .value(.success("go", 1, 2))])
+        #expect(started.withCriticalRegion { $0 } == 1, "only the computed row from 1 started its effect")
+        #expect(events.values.count == 2, "one effect: started, then ended")
+    }
+
     @Test("a table decides exactly as reduce over the same rows, for every state and input")
     func tableAgreesWithReduce() {
         let table: [MappingRow<Int, Int>] = [
