@@ -57,6 +57,10 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The hash the engine's key table indexes by (spread from the value's `hashValue`): for the
+    /// package's tests.
+    package var tableHash: Int { storage.hash }
+
     /// The key `key` with the table hash `hash` instead of its own: for the package's tests, which
     /// place keys in chosen slots of the engine's key table.
     package init<Key: Hashable & Sendable>(_ key: Key, tableHash hash: Int) {

@@ -93,11 +93,6 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
         let matchesInput = testingInput ? self.matchesInput : nil
         let matchesState = self.matchesState
         switch (outcome, matchesInput, matchesState) {
-        case let (.fixed(toState, nil), nil, nil):
-            return { _, _, next, _ in
-                next = toState
-                return true
-            }
         case let (.fixed(toState, effect), nil, nil):
             return { _, _, next, nextEffect in
                 next = toState

@@ -76,6 +76,16 @@ struct EffectKeyTableTests {
         #expect(!table.contains(last[0]) && !table.contains(last[2]) && !table.contains(first))
     }
 
+    /// A type whose hashes differ only above their low four bits, as an object's aligned address
+    /// does (`NSObject` on Darwin): the table indexes by low bits, so the key must spread its hash.
+    @Test("a key's table hash is spread even when its value's hash is not")
+    func spreadHash() {
+        let keys = (0..<64).map { EffectKey(AlignedHash(raw: $0 * 16)) }
+        #expect(keys.allSatisfy { $0.value.hashValue & 15 == 0 }, "the values' own hashes are unspread")
+        let slots = Set(keys.map { $0.tableHash & 63 })
+        #expect(slots.count >= 32, "64 keys in 64 slots land in \(slots.count) distinct slots")
+    }
+
     @Test("keys of different types never match, equal keys made apart do")
     func keyIdentity() {
         var table = EffectKeyTable<String>()
@@ -124,3 +134,14 @@ private class KeyAnimal: Hashable, @unchecked Sendable {
 }
 
 private final class KeyDog: KeyAnimal, @unchecked Sendable {}
+
+/// A key whose hash is its raw number, unmixed (as `NSObject`'s is its address).
+private struct AlignedHash: Hashable, Sendable {
+    let raw: Int
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(raw)
+    }
+
+    func _rawHashValue(seed: Int) -> Int { raw }
+}
