@@ -159,6 +159,32 @@ package struct Lock: @unchecked Sendable {
         storage.unlock()
     }
 
+    /// Takes the lock and runs `body`; releases the lock after it if `body` returns false, and leaves it
+    /// held for the caller if it returns true. `body` must be package code that calls no user closure.
+    @inlinable @inline(__always)
+    package func withLockKeptIf(_ body: () -> Bool) -> Bool {
+        storage.withUnsafeMutablePointerToElements { primitive in
+            #if canImport(os)
+                os_unfair_lock_lock(primitive)
+                let keep = body()
+                if !keep { os_unfair_lock_unlock(primitive) }
+            #elseif canImport(WinSDK)
+                AcquireSRWLockExclusive(primitive)
+                let keep = body()
+                if !keep { ReleaseSRWLockExclusive(primitive) }
+            #elseif os(Linux)
+                signals_lock_lock(primitive)
+                let keep = body()
+                if !keep { signals_lock_unlock(primitive) }
+            #else
+                _ = pthread_mutex_lock(primitive)
+                let keep = body()
+                if !keep { _ = pthread_mutex_unlock(primitive) }
+            #endif
+            return keep
+        }
+    }
+
     /// Runs `body` with the lock held. `body` must be package code that calls no user closure.
     @inlinable @inline(__always)
     package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {

@@ -35,20 +35,18 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     @inlinable
     package func set(_ newValue: Value) {
         let core = self.core
-        core.lock.lock()
-        let word = core.lock.loadWord()
-        if word & DeliveryState.closed != 0 {
-            core.lock.unlock()
-            return
+        // One critical section, its lock released here unless the change is to be sent; written as
+        // one closure so that the compiler does not retain the lock's storage around the unlock.
+        let mustSend = core.lock.withLockKeptIf { () -> Bool in
+            let word = core.lock.loadWord()
+            if word & DeliveryState.closed != 0 { return false }
+            current = newValue
+            version &+= 1
+            // Only this type sends values into `core`, always under the lock, so with the word clear
+            // nobody owns `observers` and it may be read here (as `sendWithLockHeld` does).
+            return word != 0 || !core.observers.isEmpty
         }
-        current = newValue
-        version &+= 1
-        // Only this type sends values into `core`, always under the lock, so with the word clear nobody
-        // owns `observers` and it may be read here (as `sendWithLockHeld` does).
-        if word == 0 && core.observers.isEmpty {
-            core.lock.unlock()
-            return
-        }
+        guard mustSend else { return }
         core.sendWithLockHeld(.value(newValue))
     }
 
