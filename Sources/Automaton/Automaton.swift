@@ -75,7 +75,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// An automaton without effects, fed by `input` and by `send(_:)`.
     @inlinable
     public convenience init(state: State, input: Signal<Input, Never>, mapping: @escaping Mapping) {
-        self.init(state: state, input: input, transition: { mapping($0, $1).map { ($0, nil) } }, strategy: .merge)
+        self.init(state: state, input: input, transition: Self.transition(from: mapping), strategy: .merge)
     }
 
     /// An automaton whose transitions may start effects, fed by `input` and by `send(_:)`.
@@ -104,7 +104,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// An automaton without effects, fed only by `send(_:)`.
     @inlinable
     public convenience init(state: State, mapping: @escaping Mapping) {
-        self.init(state: state, input: nil, transition: { mapping($0, $1).map { ($0, nil) } }, strategy: .merge)
+        self.init(state: state, input: nil, transition: Self.transition(from: mapping), strategy: .merge)
     }
 
     /// An automaton whose transitions may start effects, fed only by `send(_:)`. See
@@ -142,9 +142,20 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
 
     @inlinable
     static func transition(from mapping: @escaping EffectMapping) -> AutomatonEngine<State, Input>.Transition {
-        { state, input in
-            guard let (toState, effect) = mapping(state, input) else { return nil }
-            return (toState, effect.startsNothing ? nil : effect)
+        { state, input, next, nextEffect in
+            guard let (toState, effect) = mapping(state, input) else { return false }
+            next = toState
+            if !effect.startsNothing { nextEffect = effect }
+            return true
+        }
+    }
+
+    @inlinable
+    static func transition(from mapping: @escaping Mapping) -> AutomatonEngine<State, Input>.Transition {
+        { state, input, next, _ in
+            guard let toState = mapping(state, input) else { return false }
+            next = toState
+            return true
         }
     }
 

@@ -26,9 +26,11 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     // Safe: `state` and `mayHaveRootLatest` are only touched by the thread holding the processing role,
     // which is handed over with acquire/release atomics on the gate word (so each holder sees the
     // previous holder's writes); everything else is immutable or is `machine`, itself a lock.
-    /// The mapping with "no effect" spelled as `nil`, so that effect-free transitions start nothing.
+    /// The mapping with "no effect" spelled as `nil`, so that effect-free transitions start nothing, in
+    /// the out-parameter form of a table's rows (see `MappingKeyIndexing.Decide`): a mapping, a table
+    /// and its rows pass the result on without copying it through memory at each layer.
     @usableFromInline
-    typealias Transition = @Sendable (State, Input) -> (State, SignalProducer<Input, Never>?)?
+    typealias Transition = MappingKeyIndexing<State, Input>.Decide
 
     @usableFromInline let mapping: Transition
     @usableFromInline let machine: Locked<EngineStateMachine<State, Input>>
@@ -119,7 +121,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable
     func process(_ pending: PendingInput<State, Input>) {
         let from = state
-        guard let (toState, effect) = mapping(from, pending.input) else {
+        var next: State?
+        var effect: SignalProducer<Input, Never>?
+        guard mapping(from, pending.input, &next, &effect), let toState = next else {
             if let origin = pending.origin {
                 machine.withCriticalRegion { $0.inputProcessed(from: origin) }
             }

@@ -157,17 +157,16 @@ struct DecideBox<State: Sendable, Input: Sendable>: Sendable {
 /// when the table is built, `dispatch` for the function that sends each input to its group's rows.
 @usableFromInline
 struct MappingKeyIndexing<State: Sendable, Input: Sendable>: Sendable {
-    /// A row, a group of rows or a whole table as one function: if it applies to the state and the
-    /// input, it writes the next state and the effect (`nil`: none) into the out-parameters (which the
-    /// caller initializes) and returns true. Out-parameters, not a returned optional tuple: each layer
-    /// of closures would copy the 40-byte result through memory, and that copying cost a table more
-    /// than its comparisons.
+    /// A row, a group of rows, a whole table or a mapping as one function: if it applies to the state
+    /// and the input, it writes the next state and the effect (`nil`: none) into the out-parameters
+    /// (which the caller initializes to `nil`) and returns true; otherwise it returns false and writes
+    /// nothing. This is the engine's form of a mapping (`AutomatonEngine.Transition`).
+    ///
+    /// Out-parameters, not a returned optional tuple: each layer of closures would copy the 40-byte
+    /// result through memory, and that copying cost a table more than its comparisons. The next state
+    /// is optional so that the caller starts it without copying (retaining) a state.
     @usableFromInline typealias Decide =
-        @Sendable (State, Input, _ next: inout State, _ effect: inout SignalProducer<Input, Never>?) -> Bool
-
-    /// A whole table as the engine calls it: the next state and the effect (`nil`: none), or `nil` if
-    /// no row applies.
-    @usableFromInline typealias Transition = @Sendable (State, Input) -> (State, SignalProducer<Input, Never>?)?
+        @Sendable (State, Input, _ next: inout State?, _ effect: inout SignalProducer<Input, Never>?) -> Bool
 
     /// The position of an input among `keys`.
     @usableFromInline let find: @Sendable (_ keys: [Input], _ input: Input) -> Int?
@@ -175,16 +174,18 @@ struct MappingKeyIndexing<State: Sendable, Input: Sendable>: Sendable {
     /// rest. The comparisons are in the function itself, so that a table is one call more than a
     /// row, not two.
     @usableFromInline let dispatch:
-        @Sendable (_ keys: [Input], _ groups: [DecideBox<State, Input>], _ others: @escaping Decide) -> Transition
+        @Sendable (_ keys: [Input], _ groups: [DecideBox<State, Input>], _ others: @escaping Decide) -> Decide
 
-    /// `decide` as a table's function.
-    @inlinable @inline(__always)
+    /// What `decide` makes of `input` in `state`, as a value: the next state and the effect (`nil`:
+    /// none), or `nil` if it does not apply.
+    @inlinable
     static func apply(
         _ decide: Decide, _ state: State, _ input: Input
     ) -> (State, SignalProducer<Input, Never>?)? {
-        var next = state
+        var next: State?
         var effect: SignalProducer<Input, Never>?
-        return decide(state, input, &next, &effect) ? (next, effect) : nil
+        guard decide(state, input, &next, &effect), let next else { return nil }
+        return (next, effect)
     }
 
     @inlinable
@@ -196,15 +197,15 @@ struct MappingKeyIndexing<State: Sendable, Input: Sendable>: Sendable {
                 // One reference captured: a closure that captured the keys and groups themselves would
                 // unpack all of them from its context on every call.
                 let dispatch = FourKeyDispatch(keys: keys, groups: groups, others: others)
-                return { state, input in dispatch.decide(state, input) }
+                return { state, input, next, effect in dispatch.decide(state, input, &next, &effect) }
             default:
                 // Past four values, one comparison per value in turn (the groups' functions are not
                 // copied out of the array unless the input matches).
-                return { state, input in
+                return { state, input, next, effect in
                     for position in keys.indices where keys[position] == input {
-                        return Self.apply(groups[position].call, state, input)
+                        return groups[position].call(state, input, &next, &effect)
                     }
-                    return Self.apply(others, state, input)
+                    return others(state, input, &next, &effect)
                 }
             }
         }
@@ -249,24 +250,16 @@ final class FourKeyDispatch<State: Sendable, Input: Equatable & Sendable>: Senda
     /// Always inlined into the table's function, so that an input costs one call less (a call through
     /// the generic closure convention passes the state, the input and the result through memory).
     @inlinable @inline(__always)
-    func decide(_ state: State, _ input: Input) -> (State, SignalProducer<Input, Never>?)? {
-        var next = state
-        var effect: SignalProducer<Input, Never>?
+    func decide(
+        _ state: State, _ input: Input, _ next: inout State?, _ effect: inout SignalProducer<Input, Never>?
+    ) -> Bool {
         // Each group called where it is found: a group taken into a local first was retained and
         // released around the call.
-        let applies: Bool
-        if input == key0 {
-            applies = group0(state, input, &next, &effect)
-        } else if input == key1 {
-            applies = group1(state, input, &next, &effect)
-        } else if input == key2 {
-            applies = group2(state, input, &next, &effect)
-        } else if input == key3 {
-            applies = group3(state, input, &next, &effect)
-        } else {
-            applies = others(state, input, &next, &effect)
-        }
-        return applies ? (next, effect) : nil
+        if input == key0 { return group0(state, input, &next, &effect) }
+        if input == key1 { return group1(state, input, &next, &effect) }
+        if input == key2 { return group2(state, input, &next, &effect) }
+        if input == key3 { return group3(state, input, &next, &effect) }
+        return others(state, input, &next, &effect)
     }
 }
 

@@ -19,9 +19,8 @@ public struct MappingTable<State: Sendable, Input: Sendable>: Sendable, Expressi
     /// The rows, in table order.
     public let rows: [MappingRow<State, Input>]
 
-    /// The table as the engine calls it: the next state and the effect (`nil`: none), or `nil` if no
-    /// row applies.
-    @usableFromInline let transition: @Sendable (State, Input) -> (State, SignalProducer<Input, Never>?)?
+    /// The table as the engine calls it (see `MappingKeyIndexing.Decide`).
+    @usableFromInline let transition: MappingKeyIndexing<State, Input>.Decide
 
     /// A table of `rows`, tried in order: the first that applies wins. Rows for one input value are
     /// indexed by it here, once.
@@ -46,7 +45,9 @@ public struct MappingTable<State: Sendable, Input: Sendable>: Sendable, Expressi
     @inlinable
     public var mapping: Automaton<State, Input>.EffectMapping {
         let transition = transition
-        return { state, input in transition(state, input).map { ($0.0, $0.1 ?? .empty) } }
+        return { state, input in
+            MappingKeyIndexing.apply(transition, state, input).map { ($0.0, $0.1 ?? .empty) }
+        }
     }
 }
 
@@ -57,7 +58,7 @@ public struct MappingTable<State: Sendable, Input: Sendable>: Sendable, Expressi
 struct MappingTableIndex<State: Sendable, Input: Sendable> {
     @usableFromInline typealias Decide = MappingKeyIndexing<State, Input>.Decide
 
-    @usableFromInline var transition: MappingKeyIndexing<State, Input>.Transition
+    @usableFromInline var transition: Decide
 
     @inlinable
     init(rows: [MappingRow<State, Input>]) {
@@ -71,7 +72,7 @@ struct MappingTableIndex<State: Sendable, Input: Sendable> {
         }
         let others = Self.group(rows.filter { $0.inputKey == nil }.map { DecideBox($0.decision(testingInput: true)) })
         guard let indexing else {
-            transition = { state, input in MappingKeyIndexing.apply(others, state, input) }
+            transition = others
             return
         }
         var groups: [[DecideBox<State, Input>]] = Array(repeating: [], count: keys.count)

@@ -62,7 +62,9 @@ extension StateGraph {
         table: MappingTable<State, Input>
     ) {
         let transition = table.transition
-        self.init(exploringFrom: initialState, inputs: inputs, stateLimit: stateLimit) { transition($0, $1) }
+        self.init(exploringFrom: initialState, inputs: inputs, stateLimit: stateLimit) {
+            MappingKeyIndexing.apply(transition, $0, $1)
+        }
     }
 
     /// The breadth-first search. `transition` answers as the engine's mapping does: the next state and
@@ -190,7 +192,10 @@ extension Automaton where State: Hashable {
     public func graph(inputs: [Input], stateLimit: Int = StateGraph<State, Input>.defaultStateLimit) -> StateGraph<
         State, Input
     > {
-        StateGraph(exploringFrom: state.value, inputs: inputs, stateLimit: stateLimit, transition: engine.mapping)
+        let mapping = engine.mapping
+        return StateGraph(exploringFrom: state.value, inputs: inputs, stateLimit: stateLimit) {
+            MappingKeyIndexing.apply(mapping, $0, $1)
+        }
     }
 }
 
