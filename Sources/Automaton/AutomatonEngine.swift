@@ -148,17 +148,20 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         _ pending: PendingInput<State, Input>, from: State, to toState: State,
         effect: SignalProducer<Input, Never>?
     ) {
-        var prepared: EffectRecord<State, Input>?
-        var cancelKeys: [EffectKey] = []
-        if let effect {
-            switch effect.effectDirective {
-            case nil:
-                prepared = EffectRecord(engine: self, effect: effect, key: nil, policy: nil)
-            case let .keyed(key, policy)?:
-                prepared = EffectRecord(engine: self, effect: effect, key: key, policy: policy)
-            case let .cancel(keys)?:
-                cancelKeys = keys
-            }
+        // Constants, not variables: the critical section below captures them, and a captured variable
+        // is retained and released around the call that reads it.
+        let prepared: EffectRecord<State, Input>?
+        let cancelKeys: [EffectKey]?
+        switch effect?.effectDirective {
+        case nil:
+            prepared = effect.map { EffectRecord(engine: self, effect: $0, key: nil, policy: nil) }
+            cancelKeys = nil
+        case let .keyed(key, policy)?:
+            prepared = effect.map { EffectRecord(engine: self, effect: $0, key: key, policy: policy) }
+            cancelKeys = nil
+        case let .cancel(keys)?:
+            prepared = nil
+            cancelKeys = keys
         }
         var cancelled = CancelledEffects<State, Input>()
         var decision = EffectDecision.none
@@ -180,8 +183,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             }
             finishEmitting()
         }
-        for effect in cancelled {
-            effect.record.lifetime.end()
+        if !cancelled.isEmpty {
+            for effect in cancelled {
+                effect.record.lifetime.end()
+            }
         }
         state = toState
         stateStorage.set(toState)

@@ -142,11 +142,13 @@ struct CancelledEffect<State: Sendable, Input: Sendable>: Sendable {
 /// The effects one input cancels: usually none or one, kept inline; an array only beyond one.
 @usableFromInline
 struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
+    // The arrays are optional so that the usual input, which cancels one effect or none, neither makes
+    // nor releases one.
     @usableFromInline var first: CancelledEffect<State, Input>?
-    @usableFromInline var rest: [CancelledEffect<State, Input>] = []
+    @usableFromInline var rest: [CancelledEffect<State, Input>]?
     /// Waiting effects cancelled with them: their producers must not be released under the engine's
     /// lock, so they go out with the rest.
-    @usableFromInline var leftovers: [WaitingEffect<State, Input>] = []
+    @usableFromInline var leftovers: [WaitingEffect<State, Input>]?
 
     @inlinable
     init() {}
@@ -156,21 +158,33 @@ struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
 
     @inlinable
     mutating func append(_ effect: CancelledEffect<State, Input>) {
-        if first == nil { first = effect } else { rest.append(effect) }
+        if first == nil {
+            first = effect
+        } else if rest == nil {
+            rest = [effect]
+        } else {
+            rest!.append(effect)
+        }
+    }
+
+    /// Keeps `effect`'s producer until these effects are let go of.
+    @inlinable
+    mutating func keep(_ effect: WaitingEffect<State, Input>) {
+        if leftovers == nil { leftovers = [effect] } else { leftovers!.append(effect) }
     }
 
     @inlinable
     func makeIterator() -> Iterator {
-        Iterator(first: first, rest: rest.makeIterator())
+        Iterator(first: first, rest: rest?.makeIterator())
     }
 
     @usableFromInline
     struct Iterator: IteratorProtocol {
         @usableFromInline var first: CancelledEffect<State, Input>?
-        @usableFromInline var rest: IndexingIterator<[CancelledEffect<State, Input>]>
+        @usableFromInline var rest: IndexingIterator<[CancelledEffect<State, Input>]>?
 
         @inlinable
-        init(first: CancelledEffect<State, Input>?, rest: IndexingIterator<[CancelledEffect<State, Input>]>) {
+        init(first: CancelledEffect<State, Input>?, rest: IndexingIterator<[CancelledEffect<State, Input>]>?) {
             self.first = first
             self.rest = rest
         }
@@ -181,7 +195,7 @@ struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
                 first = nil
                 return effect
             }
-            return rest.next()
+            return rest?.next()
         }
     }
 }
@@ -328,7 +342,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     /// Records a successful transition for `pending`. `prepared` is the record of the effect the mapping
     /// returned (made before the lock was taken, holding the producer), if it is one to run (not `.empty`, not a `.cancel(key)` row); `cancelKeys` are the keys a `.cancel`
-    /// row cancels. `mayHaveRootLatest` is the processing thread's lock-free hint that the root has a
+    /// row cancels (`nil` for any other row). `mayHaveRootLatest` is the processing thread's lock-free hint that the root has a
     /// tracked latest child (under `.latest`), updated here: exact now; later it may stay true after
     /// that child is forgotten, never the other way round.
     ///
@@ -340,7 +354,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     mutating func commitSuccess(
         _ pending: PendingInput<State, Input>,
         prepared: Record?,
-        cancelKeys: [EffectKey],
+        cancelKeys: [EffectKey]?,
         mayHaveRootLatest: inout Bool,
         cancelled: inout CancelledEffects<State, Input>,
         decision: inout EffectDecision
@@ -354,8 +368,10 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                 cancelChain(from: previous, into: &cancelled, byCancelRow: false)
             }
         }
-        for key in cancelKeys {
-            cancelGroup(key, into: &cancelled, byCancelRow: true)
+        if let cancelKeys {
+            for key in cancelKeys {
+                cancelGroup(key, into: &cancelled, byCancelRow: true)
+            }
         }
 
         // The effect that becomes the level's latest child: only an effect of the tree.
@@ -449,7 +465,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                 runningEffects -= 1
                 waitingEffects -= 1
                 cancelled.append(CancelledEffect(record, byCancelRow: byCancelRow))
-                cancelled.leftovers.append(waiting)
+                cancelled.keep(waiting)
             }
         }
     }
@@ -609,7 +625,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         }
         // The waiting effects' producers go out with them, to be released unlocked.
         for var group in groups.removeAll() {
-            while let waiting = group.waiting.removeFirst() { effects.leftovers.append(waiting) }
+            while let waiting = group.waiting.removeFirst() { effects.keep(waiting) }
         }
         rootLatest = nil
         runningEffects = 0
