@@ -24,6 +24,10 @@ package struct EffectKeyTable<Value> {
 
     /// A power of two long (or empty), at most half full.
     @usableFromInline var slots: ContiguousArray<Entry?> = []
+    /// For each slot, 0 if it is empty, else its key's hash with the top bit set (`tag(of:)`): a probe
+    /// compares these, and reads a slot's key only when the tags are equal. (Reading an entry or its
+    /// key out of `slots` copies it, and retains what it holds.)
+    @usableFromInline var tags: ContiguousArray<Int> = []
     @usableFromInline package private(set) var count = 0
 
     @inlinable
@@ -32,17 +36,24 @@ package struct EffectKeyTable<Value> {
     @inlinable
     package var isEmpty: Bool { count == 0 }
 
+    /// The tag of a slot holding `hash`'s key: never 0, and the same low bits as `hash`.
+    @inlinable @inline(__always)
+    static func tag(of hash: Int) -> Int { hash | Int.min }
+
     /// The slot of `key`, or the empty slot where it would go. The table must have slots.
     @inlinable
     func probe(_ key: EffectKey) -> (index: Int, found: Bool) {
-        let mask = slots.count - 1
-        var index = key.storage.hash & mask
-        // Only the key is read out of a slot: copying the whole entry would retain its value too.
-        while let slotKey = slots[index]?.key {
-            if slotKey == key { return (index, true) }
-            index = (index + 1) & mask
+        let hash = key.storage.hash
+        let tag = Self.tag(of: hash)
+        return tags.withUnsafeBufferPointer { tags in
+            let mask = tags.count - 1
+            var index = hash & mask
+            while tags[index] != 0 {
+                if tags[index] == tag && slots[index]!.key == key { return (index, true) }
+                index = (index + 1) & mask
+            }
+            return (index, false)
         }
-        return (index, false)
     }
 
     /// Whether `key` has a value.
@@ -68,6 +79,7 @@ package struct EffectKeyTable<Value> {
         let (index, found) = probe(key)
         if !found {
             slots[index] = Entry(key: key, value: makeValue())
+            tags[index] = Self.tag(of: key.storage.hash)
             count += 1
         }
         return body(&slots[index]!.value)
@@ -105,6 +117,7 @@ package struct EffectKeyTable<Value> {
         values.reserveCapacity(count)
         for index in slots.indices {
             if let entry = slots[index].take() { values.append(entry.value) }
+            tags[index] = 0
         }
         count = 0
         return values
@@ -117,13 +130,16 @@ package struct EffectKeyTable<Value> {
         let mask = slots.count - 1
         var hole = index
         slots[hole] = nil
+        tags[hole] = 0
         count -= 1
         var next = (hole + 1) & mask
-        while let hash = slots[next]?.key.storage.hash {
-            let home = hash & mask
+        while tags[next] != 0 {
+            let home = tags[next] & mask
             let staysPut = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
             if !staysPut {
                 slots[hole] = slots[next].take()
+                tags[hole] = tags[next]
+                tags[next] = 0
                 hole = next
             }
             next = (next + 1) & mask
@@ -134,12 +150,16 @@ package struct EffectKeyTable<Value> {
     @usableFromInline
     mutating func grow() {
         let old = slots
-        slots = ContiguousArray(repeating: nil, count: Swift.max(8, old.count * 2))
-        let mask = slots.count - 1
+        let size = Swift.max(8, old.count * 2)
+        slots = ContiguousArray(repeating: nil, count: size)
+        tags = ContiguousArray(repeating: 0, count: size)
+        let mask = size - 1
         for case let entry? in old {
-            var index = entry.key.storage.hash & mask
-            while slots[index] != nil { index = (index + 1) & mask }
+            let hash = entry.key.storage.hash
+            var index = hash & mask
+            while tags[index] != 0 { index = (index + 1) & mask }
             slots[index] = entry
+            tags[index] = Self.tag(of: hash)
         }
     }
 }

@@ -59,10 +59,11 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
     /// The neighbours in the list of tracked effects, in the order of their identifiers.
     @usableFromInline @exclusivity(unchecked) var previous: Record?
     @usableFromInline @exclusivity(unchecked) var next: Record?
-    /// The neighbours among the running effects of the same key, in start order. Unowned: a record in
-    /// a key's group is always tracked, so the list of tracked effects keeps it alive (see `KeyGroup`).
-    @usableFromInline @exclusivity(unchecked) unowned(unsafe) var previousOfKey: Record?
-    @usableFromInline @exclusivity(unchecked) unowned(unsafe) var nextOfKey: Record?
+    /// The neighbours among the running effects of the same key, in start order. Unretained: a record
+    /// in a key's group is always tracked, so the list of tracked effects keeps it alive (see
+    /// `KeyGroup`); `Unmanaged`, so that following a link costs no reference counting either.
+    @usableFromInline @exclusivity(unchecked) var previousOfKey: Unmanaged<Record>?
+    @usableFromInline @exclusivity(unchecked) var nextOfKey: Unmanaged<Record>?
 
     @inlinable
     init(

@@ -89,12 +89,12 @@ struct KeyGroup<State: Sendable, Input: Sendable>: Sendable {
 
     /// Started and not ended, in start order: a list linked through the records.
     ///
-    /// The links are unowned, so that starting and ending a keyed effect costs no reference counting:
+    /// The links are unretained, so that starting and ending a keyed effect costs no reference counting:
     /// a record joins its group only once tracked, and leaves it (`removeRunning`, or its group's
     /// removal) before it is forgotten, so the list of tracked effects keeps every linked record
     /// alive. After `terminate` the removed groups' links dangle, and are never read.
-    @usableFromInline unowned(unsafe) var firstRunning: Record?
-    @usableFromInline unowned(unsafe) var lastRunning: Record?
+    @usableFromInline var firstRunning: Unmanaged<Record>?
+    @usableFromInline var lastRunning: Unmanaged<Record>?
     /// Waiting (`.queue`) for the running ones to end, FIFO.
     @usableFromInline var waiting = FIFOQueue<WaitingEffect<State, Input>>()
 
@@ -109,16 +109,29 @@ struct KeyGroup<State: Sendable, Input: Sendable>: Sendable {
 
     @inlinable
     mutating func appendRunning(_ record: Record) {
+        let link = Unmanaged.passUnretained(record)
         record.previousOfKey = lastRunning
-        if let lastRunning { lastRunning.nextOfKey = record } else { firstRunning = record }
-        lastRunning = record
+        if let lastRunning {
+            lastRunning._withUnsafeGuaranteedRef { $0.nextOfKey = link }
+        } else {
+            firstRunning = link
+        }
+        lastRunning = link
     }
 
     @inlinable
     mutating func removeRunning(_ record: Record) {
         let (previous, next) = (record.previousOfKey, record.nextOfKey)
-        if let previous { previous.nextOfKey = next } else { firstRunning = next }
-        if let next { next.previousOfKey = previous } else { lastRunning = previous }
+        if let previous {
+            previous._withUnsafeGuaranteedRef { $0.nextOfKey = next }
+        } else {
+            firstRunning = next
+        }
+        if let next {
+            next._withUnsafeGuaranteedRef { $0.previousOfKey = previous }
+        } else {
+            lastRunning = previous
+        }
         record.previousOfKey = nil
         record.nextOfKey = nil
     }
@@ -452,7 +465,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         var current = group.firstRunning
         group.firstRunning = nil
         group.lastRunning = nil
-        while let record = current {
+        while let link = current {
+            let record = link.takeUnretainedValue()
             current = record.nextOfKey
             record.previousOfKey = nil
             record.nextOfKey = nil
