@@ -123,7 +123,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         let from = state
         var next: State?
         var effect: SignalProducer<Input, Never>?
-        guard mapping(from, pending.input, &next, &effect), let toState = next else {
+        let applies = mapping(from, pending.input, &next, &effect)
+        assert(!applies || next != nil, "Internal inconsistency: a mapping applied without writing the next state")
+        guard applies, let toState = next else {
             if let origin = pending.origin {
                 machine.withCriticalRegion { $0.inputProcessed(from: origin) }
             }

@@ -166,6 +166,8 @@ struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
     @inlinable
     init() {}
 
+    /// No effect was cancelled (`rest` is only made after `first`; `leftovers` only come with
+    /// cancelled effects, and are released with this value in any case).
     @inlinable
     var isEmpty: Bool { first == nil }
 

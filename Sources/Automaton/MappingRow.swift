@@ -184,7 +184,9 @@ struct MappingKeyIndexing<State: Sendable, Input: Sendable>: Sendable {
     ) -> (State, SignalProducer<Input, Never>?)? {
         var next: State?
         var effect: SignalProducer<Input, Never>?
-        guard decide(state, input, &next, &effect), let next else { return nil }
+        let applies = decide(state, input, &next, &effect)
+        assert(!applies || next != nil, "Internal inconsistency: a mapping applied without writing the next state")
+        guard applies, let next else { return nil }
         return (next, effect)
     }
 

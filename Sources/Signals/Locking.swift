@@ -160,7 +160,9 @@ package struct Lock: @unchecked Sendable {
     }
 
     /// Takes the lock and runs `body`; releases the lock after it if `body` returns false, and leaves it
-    /// held for the caller if it returns true. `body` must be package code that calls no user closure.
+    /// held if it returns true: the caller must then release it, itself or through a function entered
+    /// with the lock held (`SignalCore.sendWithLockHeld`). `body` must be package code that calls no
+    /// user closure.
     @inlinable @inline(__always)
     package func withLockKeptIf(_ body: () -> Bool) -> Bool {
         storage.withUnsafeMutablePointerToElements { primitive in

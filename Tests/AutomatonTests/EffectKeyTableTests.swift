@@ -76,6 +76,25 @@ struct EffectKeyTableTests {
         #expect(!table.contains(last[0]) && !table.contains(last[2]) && !table.contains(first))
     }
 
+    /// A slot's tag is its key's hash with the top bit set, so two keys whose hashes differ only in
+    /// that bit have equal tags: the table must still tell them apart by comparing the keys.
+    @Test("keys whose hashes differ only in the top bit are told apart")
+    func topBitHashes() {
+        var table = EffectKeyTable<String>()
+        let low = EffectKey("low", tableHash: 5)
+        let high = EffectKey("high", tableHash: 5 | Int.min)
+        table.update(low, default: { "low" }) { _ in }
+        #expect(table[high] == nil)
+        table.update(high, default: { "high" }) { _ in }
+        #expect(table.count == 2)
+        #expect(table[low] == "low")
+        #expect(table[high] == "high")
+        #expect(table.removeValue(forKey: low) == "low")
+        #expect(table[high] == "high")
+        #expect(table[low] == nil)
+        #expect(table.count == 1)
+    }
+
     /// A type whose hashes differ only above their low four bits, as an object's aligned address
     /// does (`NSObject` on Darwin): the table indexes by low bits, so the key must spread its hash.
     @Test("a key's table hash is spread even when its value's hash is not")

@@ -3,6 +3,23 @@ import Testing
 
 @Suite("Property and MutableProperty")
 struct PropertyTests {
+    /// A write after the change signal completed takes the lock's early exit: it must change nothing
+    /// and leave the lock free (a read after it would otherwise never return), with or without
+    /// observers.
+    @Test("a write after completion is ignored and leaves the lock free", arguments: [false, true])
+    func writeAfterCompletion(observed: Bool) {
+        let storage = PropertyStorage(1)
+        let recorder = EventRecorder<Int, Never>()
+        if observed { storage.signal.observe(recorder.observer) }
+        storage.set(2)
+        storage.complete()
+        storage.set(3)
+        #expect(storage.value == 2)
+        storage.set(4)
+        #expect(storage.value == 2)
+        #expect(recorder.events == (observed ? [.value(2), .completed] : []))
+    }
+
     @Test("value shows a change before any observer hears of it")
     func valueBeforeNotification() {
         let property = MutableProperty(0)
