@@ -118,6 +118,40 @@ func measure(
     return measurement
 }
 
+/// Measures `workloads` side by side, for ratios between them: one warm-up of each, then
+/// `options.repetitions` rounds in which each runs once, in turn, on a fresh instance. A machine whose
+/// speed drifts (this one's moves by up to 1.8× from one minute to the next) then slows every workload
+/// of a round alike, and the medians compare runs made seconds apart, not minutes. Allocations are
+/// counted after the timed rounds, as in `measure`, on `allocationWorkloads[i]` if given.
+func measureSideBySide(
+    _ workloads: [Workload], options: Options, allocationWorkloads: [Workload]? = nil
+) throws -> [Measurement] {
+    let clock = ContinuousClock()
+    let selected = workloads.map { options.onlyMatches($0.name) }
+    var samples = Array(repeating: [Double](), count: workloads.count)
+    for repetition in 0...options.repetitions {
+        for index in workloads.indices where selected[index] {
+            let body = try workloads[index].prepare()
+            let elapsed = try clock.measure { try body() }
+            if repetition > 0 {  // round 0 is the warm-up
+                samples[index].append(elapsed.nanoseconds / Double(workloads[index].events))
+            }
+        }
+    }
+    return try workloads.indices.map { index in
+        let workload = workloads[index]
+        guard selected[index] else {
+            return Measurement(
+                name: workload.name, events: workload.events, nanosecondsPerEvent: [], allocationsPerEvent: nil)
+        }
+        let measurement = Measurement(
+            name: workload.name, events: workload.events, nanosecondsPerEvent: samples[index],
+            allocationsPerEvent: try allocationsPerEvent(allocationWorkloads?[index] ?? workload))
+        report(measurement)
+        return measurement
+    }
+}
+
 /// Heap allocations per event once warm: a fresh instance's body runs once uncounted (so queue storage
 /// and caches have grown), then once more under the allocation counter. nil where the counter is not
 /// available.

@@ -154,24 +154,19 @@ func runSuite(_ options: Options) throws {
     if options.selects("w2") {
         let count = options.count(1_000_000)
         print("W2: login machine, no effects, \(grouped(count)) inputs")
-        let hand = try measure(handWrittenW2(count: count), options: options)
-        let raw = try measure(rawW2(count: count), options: options)
+        var workloads = [handWrittenW2(count: count), rawW2(count: count)]
         #if AUTOMATON_ENGINE
-            var automata = [
-                try measure(
-                    automatonW2(name: "W2 Automaton", count: count, mapping: loginSwitchMapping), options: options)
-            ]
+            workloads.append(automatonW2(name: "W2 Automaton", count: count, mapping: loginSwitchMapping))
             #if AUTOMATON_DSL
-                automata.append(
-                    try measure(
-                        automatonW2(name: "W2 Automaton, DSL table", count: count, make: w2TableAutomaton),
-                        options: options))
-                automata.append(
-                    try measure(
-                        automatonW2(
-                            name: "W2 Automaton, DSL array + reduce", count: count, mapping: reduce(loginMappings)),
-                        options: options))
+                workloads.append(automatonW2(name: "W2 Automaton, DSL table", count: count, make: w2TableAutomaton))
+                workloads.append(
+                    automatonW2(name: "W2 Automaton, DSL array + reduce", count: count, mapping: reduce(loginMappings)))
             #endif
+        #endif
+        let measured = try measureSideBySide(workloads, options: options)
+        let (hand, raw) = (measured[0], measured[1])
+        #if AUTOMATON_ENGINE
+            let automata = Array(measured.dropFirst(2))
             for automaton in automata {
                 let met =
                     automaton.median <= 100 && automaton.median <= 6 * hand.median
@@ -191,23 +186,22 @@ func runSuite(_ options: Options) throws {
     if options.selects("w3") {
         let count = options.count(1_000_000)
         print("W3: synchronous feedback effects, \(grouped(count)) outside inputs (\(grouped(2 * count)) transitions)")
-        let hand = try measure(handWrittenW3(count: count), options: options)
-        let raw = try measure(rawW3(count: count), options: options)
+        var workloads = [handWrittenW3(count: count), rawW3(count: count)]
         #if AUTOMATON_ENGINE
-            var automata = [try measure(automatonW3(count: count), options: options)]
-            let keyed = try measure(
-                automatonW3(name: "W3 Automaton, keyed effects", count: count, mapping: w3KeyedMapping()),
-                options: options)
+            workloads.append(automatonW3(count: count))
+            workloads.append(
+                automatonW3(name: "W3 Automaton, keyed effects", count: count, mapping: w3KeyedMapping()))
             #if AUTOMATON_DSL
-                automata.append(
-                    try measure(
-                        automatonW3(name: "W3 Automaton, DSL table", count: count, make: w3TableAutomaton),
-                        options: options))
-                automata.append(
-                    try measure(
-                        automatonW3(name: "W3 Automaton, DSL array + reduce", count: count, mapping: w3DSLMapping()),
-                        options: options))
+                workloads.append(automatonW3(name: "W3 Automaton, DSL table", count: count, make: w3TableAutomaton))
+                workloads.append(
+                    automatonW3(name: "W3 Automaton, DSL array + reduce", count: count, mapping: w3DSLMapping()))
             #endif
+        #endif
+        let measured = try measureSideBySide(workloads, options: options)
+        let (hand, raw) = (measured[0], measured[1])
+        #if AUTOMATON_ENGINE
+            let keyed = measured[3]
+            let automata = [measured[2]] + measured.dropFirst(4)
             for automaton in automata {
                 row(
                     automaton, baseline: hand, raw: raw, bar: "≤ 10× hand-written",
@@ -227,10 +221,14 @@ func runSuite(_ options: Options) throws {
     if options.selects("w4") {
         let count = options.count(200_000)
         print("W4: .latest replacing a running asynchronous effect, \(grouped(count)) inputs")
-        let hand = try measure(handWrittenW4(count: count), options: options)
-        let raw = try measure(rawW4(count: count), options: options)
+        var workloads = [handWrittenW4(count: count), rawW4(count: count)]
         #if AUTOMATON_ENGINE
-            let automaton = try measure(automatonW4(count: count), options: options)
+            workloads.append(automatonW4(count: count))
+        #endif
+        let measured = try measureSideBySide(workloads, options: options)
+        let (hand, raw) = (measured[0], measured[1])
+        #if AUTOMATON_ENGINE
+            let automaton = measured[2]
             row(automaton, baseline: hand, raw: raw, bar: "≤ 1,000 ns", verdict: automaton.median <= 1_000)
             rawBar(automaton, raw: raw, limit: 6)
         #endif
@@ -240,10 +238,14 @@ func runSuite(_ options: Options) throws {
     if options.selects("w5") {
         let count = options.count(1_000_000)
         print("W5: unmapped inputs (failure replies), \(grouped(count)) inputs")
-        let hand = try measure(handWrittenW5(count: count), options: options)
-        let raw = try measure(rawW5(count: count), options: options)
+        var workloads = [handWrittenW5(count: count), rawW5(count: count)]
         #if AUTOMATON_ENGINE
-            let automaton = try measure(automatonW5(count: count), options: options)
+            workloads.append(automatonW5(count: count))
+        #endif
+        let measured = try measureSideBySide(workloads, options: options)
+        let (hand, raw) = (measured[0], measured[1])
+        #if AUTOMATON_ENGINE
+            let automaton = measured[2]
             row(automaton, baseline: hand, raw: raw, bar: "(none)")
             rawBar(automaton, raw: raw, limit: 4)
         #endif
@@ -255,16 +257,16 @@ func runSuite(_ options: Options) throws {
         print("chain: one outside input, a synchronous feedback chain of \(grouped(steps)) steps")
         // Allocations are counted on a chain of at most 1,000,000 steps (the full one would run twice more).
         let allocationSteps = Swift.min(steps, 1_000_000)
-        let hand = try measure(
-            handWrittenChain(steps: steps), options: options,
-            allocationWorkload: handWrittenChain(steps: allocationSteps))
-        let raw = try measure(
-            rawChain(steps: steps), options: options,
-            allocationWorkload: rawChain(steps: allocationSteps))
+        var workloads = [handWrittenChain(steps: steps), rawChain(steps: steps)]
+        var allocationWorkloads = [handWrittenChain(steps: allocationSteps), rawChain(steps: allocationSteps)]
         #if AUTOMATON_ENGINE
-            let automaton = try measure(
-                automatonChain(steps: steps), options: options,
-                allocationWorkload: automatonChain(steps: allocationSteps))
+            workloads.append(automatonChain(steps: steps))
+            allocationWorkloads.append(automatonChain(steps: allocationSteps))
+        #endif
+        let measured = try measureSideBySide(workloads, options: options, allocationWorkloads: allocationWorkloads)
+        let (hand, raw) = (measured[0], measured[1])
+        #if AUTOMATON_ENGINE
+            let automaton = measured[2]
             let stackSize = 512 * 1024
             let stack = try automatonChainStack(steps: steps, stackSize: stackSize)
             let line =
