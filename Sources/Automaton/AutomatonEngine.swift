@@ -185,7 +185,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             }
             finishEmitting()
         }
-        if !cancelled.isEmpty {
+        if !cancelled.isEmpty {  // the usual case skips making an iterator (it retains the effects)
             for effect in cancelled {
                 effect.record.lifetime.end()
             }

@@ -356,9 +356,10 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     }
 
     /// Records a successful transition for `pending`. `prepared` is the record of the effect the mapping
-    /// returned (made before the lock was taken, holding the producer), if it is one to run (not `.empty`, not a `.cancel(key)` row); `cancelKeys` are the keys a `.cancel`
-    /// row cancels (`nil` for any other row). `mayHaveRootLatest` is the processing thread's lock-free hint that the root has a
-    /// tracked latest child (under `.latest`), updated here: exact now; later it may stay true after
+    /// returned (made before the lock was taken, holding the producer), if it is one to run (not
+    /// `.empty`, not a `.cancel(key)` row); `cancelKeys` are the keys a `.cancel` row cancels (`nil` for
+    /// any other row). `mayHaveRootLatest` is the processing thread's lock-free hint that the root has
+    /// a tracked latest child (under `.latest`), updated here: exact now; later it may stay true after
     /// that child is forgotten, never the other way round.
     ///
     /// Unless it returns `.aborted`, the caller then, outside the lock and in this order, ends the

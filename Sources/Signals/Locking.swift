@@ -23,6 +23,34 @@ import SignalsAtomics
     @usableFromInline typealias LockPrimitive = pthread_mutex_t
 #endif
 
+/// Takes the platform lock at `primitive`. The one place that names each platform's call.
+@inlinable @inline(__always)
+func lockPrimitive(_ primitive: UnsafeMutablePointer<LockPrimitive>) {
+    #if canImport(os)
+        os_unfair_lock_lock(primitive)
+    #elseif canImport(WinSDK)
+        AcquireSRWLockExclusive(primitive)
+    #elseif os(Linux)
+        signals_lock_lock(primitive)
+    #else
+        _ = pthread_mutex_lock(primitive)
+    #endif
+}
+
+/// Releases the platform lock at `primitive`.
+@inlinable @inline(__always)
+func unlockPrimitive(_ primitive: UnsafeMutablePointer<LockPrimitive>) {
+    #if canImport(os)
+        os_unfair_lock_unlock(primitive)
+    #elseif canImport(WinSDK)
+        ReleaseSRWLockExclusive(primitive)
+    #elseif os(Linux)
+        signals_lock_unlock(primitive)
+    #else
+        _ = pthread_mutex_unlock(primitive)
+    #endif
+}
+
 /// One allocation holding a value and the platform lock that guards it (`os_unfair_lock` on Apple
 /// platforms, a futex-based lock on Linux, `SRWLOCK` on Windows, `pthread_mutex_t` elsewhere), as
 /// swift-nio's `NIOLock` does: the lock lives at a stable address in the buffer's tail, which a Swift
@@ -61,32 +89,12 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
 
     @inlinable @inline(__always)
     func lock() {
-        withUnsafeMutablePointerToElements { primitive in
-            #if canImport(os)
-                os_unfair_lock_lock(primitive)
-            #elseif canImport(WinSDK)
-                AcquireSRWLockExclusive(primitive)
-            #elseif os(Linux)
-                signals_lock_lock(primitive)
-            #else
-                _ = pthread_mutex_lock(primitive)
-            #endif
-        }
+        withUnsafeMutablePointerToElements { lockPrimitive($0) }
     }
 
     @inlinable @inline(__always)
     func unlock() {
-        withUnsafeMutablePointerToElements { primitive in
-            #if canImport(os)
-                os_unfair_lock_unlock(primitive)
-            #elseif canImport(WinSDK)
-                ReleaseSRWLockExclusive(primitive)
-            #elseif os(Linux)
-                signals_lock_unlock(primitive)
-            #else
-                _ = pthread_mutex_unlock(primitive)
-            #endif
-        }
+        withUnsafeMutablePointerToElements { unlockPrimitive($0) }
     }
 }
 
@@ -166,23 +174,9 @@ package struct Lock: @unchecked Sendable {
     @inlinable @inline(__always)
     package func withLockKeptIf(_ body: () -> Bool) -> Bool {
         storage.withUnsafeMutablePointerToElements { primitive in
-            #if canImport(os)
-                os_unfair_lock_lock(primitive)
-                let keep = body()
-                if !keep { os_unfair_lock_unlock(primitive) }
-            #elseif canImport(WinSDK)
-                AcquireSRWLockExclusive(primitive)
-                let keep = body()
-                if !keep { ReleaseSRWLockExclusive(primitive) }
-            #elseif os(Linux)
-                signals_lock_lock(primitive)
-                let keep = body()
-                if !keep { signals_lock_unlock(primitive) }
-            #else
-                _ = pthread_mutex_lock(primitive)
-                let keep = body()
-                if !keep { _ = pthread_mutex_unlock(primitive) }
-            #endif
+            lockPrimitive(primitive)
+            let keep = body()
+            if !keep { unlockPrimitive(primitive) }
             return keep
         }
     }
@@ -211,19 +205,8 @@ package struct Locked<State> {
     @inlinable @inline(__always)
     package func withCriticalRegion<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { state, primitive in
-            #if canImport(os)
-                os_unfair_lock_lock(primitive)
-                defer { os_unfair_lock_unlock(primitive) }
-            #elseif canImport(WinSDK)
-                AcquireSRWLockExclusive(primitive)
-                defer { ReleaseSRWLockExclusive(primitive) }
-            #elseif os(Linux)
-                signals_lock_lock(primitive)
-                defer { signals_lock_unlock(primitive) }
-            #else
-                _ = pthread_mutex_lock(primitive)
-                defer { pthread_mutex_unlock(primitive) }
-            #endif
+            lockPrimitive(primitive)
+            defer { unlockPrimitive(primitive) }
             return try body(&state.pointee)
         }
     }
