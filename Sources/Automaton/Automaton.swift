@@ -69,6 +69,8 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     public let lifetime: Lifetime
 
     @usableFromInline let engine: AutomatonEngine<State, Input>
+    /// The mapping, for `graph`: the engine drops its own when it terminates.
+    @usableFromInline let transition: AutomatonEngine<State, Input>.Transition
     @usableFromInline let inputObservation: Disposable?
     @usableFromInline let lifetimeToken: Lifetime.Token
 
@@ -125,13 +127,15 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     ) {
         let engine = AutomatonEngine(state: state, mapping: transition, strategy: strategy)
         self.engine = engine
+        self.transition = transition
         (self.lifetime, self.lifetimeToken) = Lifetime.make()
         self.state = Property(storage: engine.stateStorage)
         self.replies = engine.replies
         self.effectEvents = engine.effectEvents
-        // Weak, like the effects: the input signal must not keep the engine alive.
-        self.inputObservation = input?.observe { [weak engine] event in
-            guard let engine else { return }
+        // Strong: `deinit` disposes the observation, so the input signal holds the engine only while
+        // the automaton lives. A weak reference would give the engine a side table, and every retain
+        // and release of the engine would then take the slow path (see `EffectRecord.engine`).
+        self.inputObservation = input?.observe { event in
             switch event {
             case let .value(value): engine.send(value, from: nil)
             case .completed: engine.inputCompleted()
@@ -196,7 +200,8 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// }
     /// ```
     public var sender: @Sendable (Input) -> Void {
-        { [weak engine] input in engine?.send(input, from: nil) }
+        // Weak to the automaton, not to its engine: see `init`.
+        { [weak self] input in self?.engine.send(input, from: nil) }
     }
 
     /// Sends `input` as if the running effect `effectID` had sent it: it belongs to that effect's level

@@ -37,9 +37,14 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
     @usableFromInline @exclusivity(unchecked) var effect: SignalProducer<Input, Never>?
     /// The effect's lifetime: the engine ends it when the effect ends or is cancelled.
     @usableFromInline let lifetime: Lifetime
-    /// Weak: an effect (or whatever keeps its observer) must not keep the engine, and through the
-    /// mapping everything it captures, alive after the automaton is released.
-    @usableFromInline @exclusivity(unchecked) weak var engine: AutomatonEngine<State, Input>?
+    /// Strong, and never cleared, so that reading it from any thread is safe and costs no weak
+    /// reference (a weak one gives the engine a side table, and every retain and release of the engine
+    /// then takes the slow path: about 450 instructions per effect). The engine lets go of a record once
+    /// it is forgotten, and of its mapping once it terminates (see `AutomatonEngine.mapping`), so no
+    /// cycle outlives the automaton: an effect that keeps its observer after its lifetime has ended (a
+    /// start handler that ignores its lifetime) keeps an inert engine until it lets go, never the
+    /// `Automaton`, nor what the mapping captured.
+    @usableFromInline let engine: AutomatonEngine<State, Input>
 
     /// Whether the engine still tracks this effect (it may still emit, or has inputs queued).
     @usableFromInline @exclusivity(unchecked) var isTracked = false
@@ -88,7 +93,7 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
     func receive(_ event: Event<Input, Never>) {
         switch event {
         case let .value(input):
-            engine?.send(input, from: self)
+            engine.send(input, from: self)
         case .completed, .interrupted:
             effectEnded()
         }
@@ -101,7 +106,7 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
     @inlinable
     func effectEnded() {
         guard !lifetime.hasEnded else { return }
-        engine?.effectEnded(self)
+        engine.effectEnded(self)
     }
 }
 

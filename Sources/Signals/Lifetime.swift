@@ -44,7 +44,7 @@ public final class Lifetime: @unchecked Sendable {
     }
 
     /// Whether the lifetime has ended.
-    public var hasEnded: Bool { lock.withLock { list.hasEnded } }
+    @inlinable public var hasEnded: Bool { lock.withLock { list.hasEnded } }
 
     /// Runs `action` when the lifetime ends (at once if it already has).
     ///

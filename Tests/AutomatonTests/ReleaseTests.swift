@@ -110,4 +110,49 @@ struct ReleaseTests {
             }
         }
     }
+
+    /// Keeps the observers of the effects it starts, past their cancellation: a start handler that
+    /// ignores its lifetime.
+    final class ObserverStore: @unchecked Sendable {
+        // Safe: only touched under `lock`.
+        private let lock = Locked<[Observer<Int, Never>]>([])
+        func keep(_ observer: Observer<Int, Never>) { lock.withCriticalRegion { $0.append(observer) } }
+        var observers: [Observer<Int, Never>] { lock.withCriticalRegion { $0 } }
+    }
+
+    @Test(
+        "effects that keep their observers, in an object the mapping captures, keep nothing alive once the automaton is released",
+        arguments: [false, true])
+    func effectsKeepingTheirObservers(interruptFirst: Bool) {
+        weak var weakStore: ObserverStore?
+        weak var weakReplies: Signal<Reply<Int, Int>, Never>?
+        weak var weakAutomaton: Automaton<Int, Int>?
+        let (input, inputObserver) = Signal<Int, Never>.pipe()
+        let events = Recording<Event<Reply<Int, Int>, Never>>()
+        do {
+            let store = ObserverStore()
+            weakStore = store
+            var automaton: Automaton<Int, Int>? = Automaton(
+                state: 0, input: input,
+                mapping: { (state: Int, value: Int) in
+                    guard value > 0 else { return (state + 1, .empty) }
+                    return (state + 1, SignalProducer<Int, Never> { observer, _ in store.keep(observer) })
+                }, strategy: .merge)
+            weakAutomaton = automaton
+            weakReplies = automaton?.replies
+            automaton?.replies.observe { events.append($0) }
+            automaton?.send(1)
+            automaton?.send(2)
+            if interruptFirst { inputObserver.sendInterrupted() }
+            automaton = nil
+            #expect(weakAutomaton == nil)
+            // The cancelled effects' observers are still held; what they send is ignored.
+            #expect(store.observers.count == 2)
+            for observer in store.observers { observer.send(value: 0) }
+        }
+        #expect(weakStore == nil)
+        #expect(weakReplies == nil)
+        let end: Event<Reply<Int, Int>, Never> = interruptFirst ? .interrupted : .completed
+        #expect(events.values == [.value(.success(1, 0, 1)), .value(.success(2, 1, 2)), end])
+    }
 }

@@ -192,7 +192,7 @@ extension Automaton where State: Hashable {
     public func graph(inputs: [Input], stateLimit: Int = StateGraph<State, Input>.defaultStateLimit) -> StateGraph<
         State, Input
     > {
-        let mapping = engine.mapping
+        let mapping = transition
         return StateGraph(exploringFrom: state.value, inputs: inputs, stateLimit: stateLimit) {
             MappingKeyIndexing.apply(mapping, $0, $1)
         }
