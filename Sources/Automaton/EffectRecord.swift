@@ -14,8 +14,8 @@ typealias EffectID = UInt64
 ///
 /// A record is forgotten (`isTracked` false, every link cleared) as soon as its effect has ended or
 /// was cancelled and its queued inputs have been processed, so the engine's bookkeeping is bounded by
-/// what is live, never by history. Links are strong, and cleared when a record is forgotten, so no
-/// cycle outlives it.
+/// what is live, never by history. Links between records are unretained: the list of tracked effects
+/// owns the tracked records (see `parentLink`).
 @usableFromInline
 final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable {
     // Safe: `key`, `policy`, `lifetime` and `engine` are set by `init` and never change; `id` is set
@@ -54,21 +54,41 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
     @usableFromInline @exclusivity(unchecked) var isWaiting = false
     /// Inputs this effect emitted that are still queued.
     @usableFromInline @exclusivity(unchecked) var pendingInputs = 0
+    // Links. Every link between records is unretained (`Unmanaged`), so that following, setting and
+    // clearing one costs no reference counting: the list of tracked effects owns each tracked record
+    // (one reference, taken by `TrackedEffects.append` and given back by `remove`), and a link only
+    // ever leads to a tracked record. A record's links are cleared when it is forgotten, and a link
+    // to it is moved on before that: `forgetIfFinished` hands its place in the tree to its heir,
+    // `cancelChain` forgets a whole chain and its caller then clears the link that led to it, and a
+    // key's group unlinks its records before they are forgotten.
+
     /// Under `.latest`, the effect whose tracked chain this one belongs to: the effect whose input
     /// started it, or, once that one has been forgotten, its nearest live ancestor; `nil` for the
     /// root (an effect of an outside input, or the heir of one).
-    @usableFromInline @exclusivity(unchecked) var parent: Record?
+    @usableFromInline @exclusivity(unchecked) var parentLink: Unmanaged<Record>?
     /// Under `.latest`, the effect started by this effect's latest successful input, if still tracked
     /// (or, once that one has been forgotten, the effect that inherited its place).
-    @usableFromInline @exclusivity(unchecked) var latestChild: Record?
+    @usableFromInline @exclusivity(unchecked) var latestChildLink: Unmanaged<Record>?
     /// The neighbours in the list of tracked effects, in the order of their identifiers.
-    @usableFromInline @exclusivity(unchecked) var previous: Record?
-    @usableFromInline @exclusivity(unchecked) var next: Record?
-    /// The neighbours among the running effects of the same key, in start order. Unretained: a record
-    /// in a key's group is always tracked, so the list of tracked effects keeps it alive (see
-    /// `KeyGroup`); `Unmanaged`, so that following a link costs no reference counting either.
+    @usableFromInline @exclusivity(unchecked) var previousLink: Unmanaged<Record>?
+    @usableFromInline @exclusivity(unchecked) var nextLink: Unmanaged<Record>?
+    /// The neighbours among the running effects of the same key, in start order (see `KeyGroup`).
     @usableFromInline @exclusivity(unchecked) var previousOfKey: Unmanaged<Record>?
     @usableFromInline @exclusivity(unchecked) var nextOfKey: Unmanaged<Record>?
+
+    /// See `parentLink`.
+    @inlinable
+    var parent: Record? {
+        get { parentLink?.takeUnretainedValue() }
+        set { parentLink = newValue.map { .passUnretained($0) } }
+    }
+
+    /// See `latestChildLink`.
+    @inlinable
+    var latestChild: Record? {
+        get { latestChildLink?.takeUnretainedValue() }
+        set { latestChildLink = newValue.map { .passUnretained($0) } }
+    }
 
     @inlinable
     init(
@@ -115,43 +135,53 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
 struct TrackedEffects<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline typealias Record = EffectRecord<State, Input>
 
-    @usableFromInline var first: Record?
-    @usableFromInline var last: Record?
+    /// The first and last tracked records. The list holds one reference to each record it links.
+    @usableFromInline var firstLink: Unmanaged<Record>?
+    @usableFromInline var lastLink: Unmanaged<Record>?
     @usableFromInline var count = 0
 
     @inlinable
     init() {}
 
+    /// The first tracked record.
+    @inlinable
+    var first: Record? { firstLink?.takeUnretainedValue() }
+
+    /// Tracks `record`, taking a reference to it.
     @inlinable
     mutating func append(_ record: Record) {
         record.isTracked = true
-        record.previous = last
-        if let last { last.next = record } else { first = record }
-        last = record
+        let link = Unmanaged.passRetained(record)
+        record.previousLink = lastLink
+        if let lastLink { lastLink._withUnsafeGuaranteedRef { $0.nextLink = link } } else { firstLink = link }
+        lastLink = link
         count += 1
     }
 
-    /// Unlinks `record` and clears its links, so that it keeps nothing alive.
+    /// Unlinks `record`, clears its links, and gives back the list's reference to it (the caller
+    /// holds its own).
     @inlinable
     mutating func remove(_ record: Record) {
         record.isTracked = false
-        let (previous, next) = (record.previous, record.next)
-        if let previous { previous.next = next } else { first = next }
-        if let next { next.previous = previous } else { last = previous }
-        record.previous = nil
-        record.next = nil
-        record.parent = nil
-        record.latestChild = nil
+        let (previous, next) = (record.previousLink, record.nextLink)
+        if let previous { previous._withUnsafeGuaranteedRef { $0.nextLink = next } } else { firstLink = next }
+        if let next { next._withUnsafeGuaranteedRef { $0.previousLink = previous } } else { lastLink = previous }
+        record.previousLink = nil
+        record.nextLink = nil
+        record.parentLink = nil
+        record.latestChildLink = nil
         count -= 1
+        Unmanaged.passUnretained(record).release()
     }
 
     /// The tracked record of `id`, by a walk (for test harnesses only).
     @inlinable
     func record(withID id: EffectID) -> Record? {
-        var current = first
-        while let record = current {
+        var current = firstLink
+        while let link = current {
+            let record = link.takeUnretainedValue()
             if record.id == id { return record }
-            current = record.next
+            current = record.nextLink
         }
         return nil
     }

@@ -289,7 +289,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var tracked = TrackedEffects<State, Input>()
     /// Under `.latest`, the effect started by the latest successful outside input, or the effect that
     /// inherited its place, if still tracked.
-    @usableFromInline var rootLatest: Record?
+    /// Unretained, like every link to a tracked record (see `EffectRecord.parentLink`).
+    @usableFromInline var rootLatestLink: Unmanaged<Record>?
     /// A termination requested while another thread held the processing role: that thread performs it
     /// when it finishes the input in hand, so the input's reply comes before the end of `replies`.
     @usableFromInline var pendingTermination: (Termination, CancelledEffects<State, Input>)?
@@ -305,6 +306,13 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
     /// The effect-event word: see `EffectEventGate`. Only its atomic word is used.
     @usableFromInline let eventGate: Lock
+
+    /// See `rootLatestLink`.
+    @inlinable
+    var rootLatest: Record? {
+        get { rootLatestLink?.takeUnretainedValue() }
+        set { rootLatestLink = newValue.map { .passUnretained($0) } }
+    }
 
     @inlinable
     init(isLatest: Bool, gate: Lock, eventGate: Lock) {
@@ -382,6 +390,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             let previous = pending.origin.map { $0.isTracked ? $0.latestChild : nil } ?? rootLatest
             if let previous {
                 cancelChain(from: previous, into: &cancelled, byCancelRow: false)
+                // The link to the forgotten chain goes at once (it is set anew below): a cancel by key
+                // below may walk the tree through the input's origin.
+                if let origin = pending.origin { origin.latestChildLink = nil } else { rootLatestLink = nil }
             }
         }
         if let cancelKeys {
@@ -440,7 +451,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                 rootLatest = treeChild
             }
         }
-        mayHaveRootLatest = rootLatest != nil
+        mayHaveRootLatest = rootLatestLink != nil
         // The cancellations are decided here: the caller sends them itself if it takes the emitter
         // role now, else they are queued for the thread that holds it (see `EffectEventGate`).
         guard !cancelled.isEmpty else { return .committed }
