@@ -167,12 +167,13 @@ struct CleanupList: Sendable {
         return token
     }
 
-    /// Marks the lifetime ended; returns the cleanup to run, or `nil` if it had already ended.
+    /// Marks the lifetime ended; returns the cleanup to run, or `nil` if there is none (nothing was
+    /// registered, or the lifetime had already ended).
     @inlinable
     mutating func end() -> CleanupList? {
         guard !hasEnded else { return nil }
         hasEnded = true
-        guard first != nil || !rest.isEmpty else { return CleanupList() }
+        guard first != nil || !rest.isEmpty else { return nil }
         let cleanup = self
         first = nil
         rest = []
