@@ -24,9 +24,10 @@
 ///
 /// Termination: when the `input` signal completes, outside inputs stop, effects go on and their inputs
 /// are processed, and `replies` completes once the last effect has ended. When it is interrupted,
-/// running effects are disposed and `replies` is interrupted. When the automaton is released, `replies`
-/// completes, then every running effect is disposed, then `state` completes. Nothing in the package
-/// keeps an automaton alive: effects and the input signal hold only its internal engine.
+/// running effects are disposed, `replies` is interrupted and `state` completes. When the automaton is
+/// released, `replies` completes, then every running effect is disposed, then `state` completes.
+/// Nothing in the package keeps an automaton alive: effects and the input signal hold only its
+/// internal engine.
 public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// A transition table without effects: the new state, or `nil` if the input does not apply.
     public typealias Mapping = @Sendable (State, Input) -> State?
@@ -36,7 +37,8 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     public typealias EffectMapping = @Sendable (State, Input) -> (State, SignalProducer<Input, Never>)?
 
     /// The current state. `state.value` is updated before `replies` announces the transition; its
-    /// `signal` emits on every successful transition and completes when the automaton is released.
+    /// `signal` emits on every successful transition and completes when the automaton is released or
+    /// its input signal is interrupted (after which it can never change).
     public let state: Property<State>
 
     /// One reply per processed input, `.success` or `.failure`, in processing order. Completes when the
@@ -165,8 +167,8 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
 
     deinit {
         inputObservation?.dispose()
-        engine.release()
-        lifetimeToken.dispose()
+        // The engine ends the lifetime after the termination, which another thread may perform later.
+        engine.release(endingAfterwards: lifetimeToken)
     }
 
     /// Sends an outside input, exactly as if it came through `input`.
@@ -200,8 +202,13 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// }
     /// ```
     public var sender: @Sendable (Input) -> Void {
-        // Weak to the automaton, not to its engine: see `init`.
-        { [weak self] input in self?.engine.send(input, from: nil) }
+        // Weak to the automaton, not to its engine (see `init`), and only while the engine is read: a
+        // strong reference to the automaton held through the whole send would defer its release,
+        // and so its termination, until the send and every input it drains had been processed.
+        { [weak self] input in
+            guard let engine = self?.engine else { return }
+            engine.send(input, from: nil)
+        }
     }
 
     /// Sends `input` as if the running effect `effectID` had sent it: it belongs to that effect's level

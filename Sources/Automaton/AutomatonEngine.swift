@@ -123,6 +123,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
                 return
             case let .terminate(termination, effects):
                 perform(termination, cancelling: effects)
+                finishTermination()
                 return
             }
         }
@@ -356,9 +357,15 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         terminate(.interrupted)
     }
 
-    /// The automaton was released: replies complete, then effects are disposed, then state completes.
+    /// The automaton was released: replies complete, then effects are disposed, then state completes,
+    /// then `token` is disposed (ending the automaton's `lifetime`): here, or, if another thread is
+    /// processing, by that thread once it has performed the termination.
     @usableFromInline
-    func release() {
+    func release(endingAfterwards token: Lifetime.Token) {
+        if let token = machine.withCriticalRegion({ $0.keepUntilTerminated(token) }) {
+            token.dispose()  // the input was interrupted, and that termination is done
+            return
+        }
         terminate(.released)
     }
 
@@ -368,7 +375,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     func terminate(_ termination: Termination) {
         guard let effects = machine.withCriticalRegion({ $0.terminate(termination) }) else { return }
         perform(termination, cancelling: effects)
-        machine.withCriticalRegion { $0.giveUpRoleAfterTermination() }
+        finishTermination()
+    }
+
+    /// Records that the termination has been performed and gives up the processing role; then ends
+    /// the released automaton's lifetime, if it was released.
+    @usableFromInline
+    func finishTermination() {
+        machine.withCriticalRegion { $0.finishTermination() }?.dispose()
     }
 
     /// Ends the signals and disposes the effects, in the order `termination` prescribes. Run by the
@@ -383,6 +397,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             cancel(effects, .interrupted)
             repliesInput.sendInterrupted()
             endEffectEvents(with: .interrupted)
+            // It can never change again; its observers are let go of now, not at the release (which
+            // finds the automaton terminated and performs nothing).
+            stateStorage.complete()
         case .released:
             repliesInput.sendCompleted()
             cancel(effects, .released)

@@ -294,6 +294,12 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// A termination requested while another thread held the processing role: that thread performs it
     /// when it finishes the input in hand, so the input's reply comes before the end of `replies`.
     @usableFromInline var pendingTermination: (Termination, CancelledEffects<State, Input>)?
+    /// Whether the termination has been performed (by whichever thread held the processing role).
+    @usableFromInline var hasPerformedTermination = false
+    /// The released automaton's lifetime token, disposed once the termination has been performed, so
+    /// that the automaton's `lifetime` ends last even when another thread performs the termination
+    /// later (see `AutomatonEngine.release(endingAfterwards:)`).
+    @usableFromInline var lifetimeToken: Lifetime.Token?
     @usableFromInline var nextEffectID: EffectID = 0
     /// Effects that have neither ended nor been cancelled, those waiting for their key included.
     @usableFromInline var runningEffects = 0
@@ -633,7 +639,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     ///
     /// - Returns: every running or waiting effect, in the order of their numbers, if the caller now
     ///   holds the processing role and must perform `termination` itself (then give the role up with
-    ///   `giveUpRoleAfterTermination()`); `nil` if already terminated, or if another thread holds the
+    ///   `finishTermination()`); `nil` if already terminated, or if another thread holds the
     ///   role: that thread performs it when it finishes the input in hand (see `next()`).
     @inlinable
     mutating func terminate(_ termination: Termination) -> CancelledEffects<State, Input>? {
@@ -665,9 +671,23 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         return nil
     }
 
-    /// Gives up the processing role taken by `terminate(_:)`, leaving the fast path blocked for good.
+    /// Records that the termination has been performed, and gives up the processing role, leaving the
+    /// fast path blocked for good. Returns the released automaton's lifetime token, if it was given
+    /// already, for the caller to dispose with the lock released.
     @inlinable
-    func giveUpRoleAfterTermination() {
+    mutating func finishTermination() -> Lifetime.Token? {
+        hasPerformedTermination = true
         gate.storeWord(ProcessingGate.blocked)
+        defer { lifetimeToken = nil }
+        return lifetimeToken
+    }
+
+    /// Keeps `token` for the thread that performs the termination, or returns it to be disposed now if
+    /// the termination has been performed already (the input signal was interrupted before).
+    @inlinable
+    mutating func keepUntilTerminated(_ token: Lifetime.Token) -> Lifetime.Token? {
+        if hasPerformedTermination { return token }
+        lifetimeToken = token
+        return nil
     }
 }

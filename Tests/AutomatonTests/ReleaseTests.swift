@@ -121,7 +121,7 @@ struct ReleaseTests {
     }
 
     @Test(
-        "effects that keep their observers, in an object the mapping captures, keep nothing alive once the automaton is released",
+        "effects that keep their observers, in an object the mapping and a state observer capture, keep nothing alive once the automaton is released",
         arguments: [false, true])
     func effectsKeepingTheirObservers(interruptFirst: Bool) {
         weak var weakStore: ObserverStore?
@@ -129,6 +129,7 @@ struct ReleaseTests {
         weak var weakAutomaton: Automaton<Int, Int>?
         let (input, inputObserver) = Signal<Int, Never>.pipe()
         let events = Recording<Event<Reply<Int, Int>, Never>>()
+        let states = Recording<Event<Int, Never>>()
         do {
             let store = ObserverStore()
             weakStore = store
@@ -141,6 +142,7 @@ struct ReleaseTests {
             weakAutomaton = automaton
             weakReplies = automaton?.replies
             automaton?.replies.observe { events.append($0) }
+            automaton?.state.signal.observe { event in withExtendedLifetime(store) { states.append(event) } }
             automaton?.send(1)
             automaton?.send(2)
             if interruptFirst { inputObserver.sendInterrupted() }
@@ -154,5 +156,42 @@ struct ReleaseTests {
         #expect(weakReplies == nil)
         let end: Event<Reply<Int, Int>, Never> = interruptFirst ? .interrupted : .completed
         #expect(events.values == [.value(.success(1, 0, 1)), .value(.success(2, 1, 2)), end])
+        #expect(states.values == [.value(1), .value(2), .completed])
+    }
+
+    @Test(
+        "released while its input is processed: the input in hand is announced, queued inputs are dropped, replies complete, then the lifetime ends"
+    )
+    func releaseDuringProcessing() {
+        let log = Recording<String>()
+        let holder = Locked<Automaton<Int, Int>?>(nil)
+        let sender = Locked<(@Sendable (Int) -> Void)?>(nil)
+        var automaton: Automaton<Int, Int>? = Automaton(
+            state: 0,
+            mapping: { (state: Int, input: Int) in
+                if input == 1 {
+                    // Queue another input, then let the last reference go, while the sender's call is
+                    // being processed: the termination comes after this input, and drops the queued one.
+                    sender.withCriticalRegion { $0 }?(5)
+                    var last = holder.withCriticalRegion { $0.take() }
+                    log.append("releasing")
+                    last = nil
+                    _ = last
+                }
+                return state + input
+            })
+        automaton?.lifetime.observeEnded { log.append("lifetime ended") }
+        automaton?.replies.observe { event in log.append("\(event)") }
+        let send = automaton!.sender
+        sender.withCriticalRegion { $0 = send }
+        holder.withCriticalRegion { $0 = automaton }
+        automaton = nil
+        send(1)
+        log.append("send returned")
+        send(2)  // ignored: the automaton is gone
+        #expect(
+            log.values == [
+                "releasing", "value(success(1, 0 => 1))", "completed", "lifetime ended", "send returned",
+            ])
     }
 }

@@ -72,6 +72,45 @@ struct TerminationOrderTests {
         }
     }
 
+    @Test("released while another thread processes: that thread ends replies, then state, then the lifetime")
+    func releaseWhileAnotherThreadProcesses() async {
+        let inMapping = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        var automaton: Automaton<Int, Int>? = Automaton(
+            state: 0,
+            mapping: { (state: Int, input: Int) in
+                if input == 0 {
+                    inMapping.signal()
+                    proceed.wait()
+                }
+                return state + 1
+            })
+        let heard = Locked<[String]>([])
+        automaton?.replies.observe { event in
+            let text = if case let .value(reply) = event { "reply \(reply.input)" } else { "replies ended" }
+            heard.withCriticalRegion { $0.append(text) }
+        }
+        automaton?.state.signal.observe { event in
+            let text = if case let .value(state) = event { "state \(state)" } else { "state ended" }
+            heard.withCriticalRegion { $0.append(text) }
+        }
+        automaton?.lifetime.observeEnded { heard.withCriticalRegion { $0.append("lifetime ended") } }
+        let send = automaton!.sender
+        let done = DispatchGroup()
+        done.enter()
+        Thread {
+            send(0)
+            done.leave()
+        }.start()
+        #expect(await Watchdog.signalled(inMapping))
+        automaton = nil  // the other thread holds the processing role: it performs the release
+        #expect(heard.withCriticalRegion { $0 } == [])
+        proceed.signal()
+        #expect(await waitOrFail(done, timeout: 300))
+        #expect(
+            heard.withCriticalRegion { $0 } == ["state 1", "reply 0", "replies ended", "state ended", "lifetime ended"])
+    }
+
     @Test(
         "a state producer started on another thread, whose observer is slow, does not delay old state observers past the reply"
     )
@@ -116,13 +155,14 @@ struct TerminationOrderTests {
             mapping: { (state: Int, _: Int) in
                 (state + 1, SignalProducer(value: 1).delay(.seconds(1), on: scheduler))
             })
-        let states = Locked<[Int]>([])
-        automaton.state.signal.observeValues { state in states.withCriticalRegion { $0.append(state) } }
+        let states = Locked<[Event<Int, Never>]>([])
+        automaton.state.signal.observe { event in states.withCriticalRegion { $0.append(event) } }
         inputObserver.send(value: 0)
         inputObserver.sendInterrupted()
         scheduler.advance(by: .seconds(5))
         automaton.send(9)
-        #expect(states.withCriticalRegion { $0 } == [1])
+        // The interruption completes `state`: it can never change again.
+        #expect(states.withCriticalRegion { $0 } == [.value(1), .completed])
         #expect(automaton.state.value == 1)
     }
 }
