@@ -69,6 +69,22 @@ func runSuite(_ options: Options) throws {
         if !met { barsMissed += 1 }
     }
 
+    /// A ratio bar's workloads measured side by side (`measureSideBySide`): the hand-written (mutex)
+    /// and raw baselines, then `automata` in order; `allocationWorkloads`, if given, in the same order.
+    func sideBySide(
+        hand: Workload, raw: Workload, automata: [Workload], allocationWorkloads: [Workload]? = nil
+    ) throws -> (hand: Measurement, raw: Measurement, automata: [Measurement]) {
+        let measured = try measureSideBySide(
+            [hand, raw] + automata, options: options, allocationWorkloads: allocationWorkloads)
+        return (measured[0], measured[1], Array(measured.dropFirst(2)))
+    }
+
+    /// The rows of a bar's two baselines, after its automata's.
+    func baselineRows(hand: Measurement, raw: Measurement) {
+        row(hand, baseline: hand, raw: raw)
+        row(raw, baseline: hand, raw: raw)
+    }
+
     /// The DSL table beside the same machine written as a `switch`, in this run: bar ≤ 1.3×.
     func dslRatio(table: Measurement, switch switchMapping: Measurement) {
         guard !table.nanosecondsPerEvent.isEmpty, !switchMapping.nanosecondsPerEvent.isEmpty else { return }
@@ -154,7 +170,7 @@ func runSuite(_ options: Options) throws {
     if options.selects("w2") {
         let count = options.count(1_000_000)
         print("W2: login machine, no effects, \(grouped(count)) inputs")
-        var workloads = [handWrittenW2(count: count), rawW2(count: count)]
+        var workloads: [Workload] = []
         #if AUTOMATON_ENGINE
             workloads.append(automatonW2(name: "W2 Automaton", count: count, mapping: loginSwitchMapping))
             #if AUTOMATON_DSL
@@ -163,10 +179,10 @@ func runSuite(_ options: Options) throws {
                     automatonW2(name: "W2 Automaton, DSL array + reduce", count: count, mapping: reduce(loginMappings)))
             #endif
         #endif
-        let measured = try measureSideBySide(workloads, options: options)
-        let (hand, raw) = (measured[0], measured[1])
+        let measured = try sideBySide(hand: handWrittenW2(count: count), raw: rawW2(count: count), automata: workloads)
+        let (hand, raw) = (measured.hand, measured.raw)
         #if AUTOMATON_ENGINE
-            let automata = Array(measured.dropFirst(2))
+            let automata = measured.automata
             for automaton in automata {
                 let met =
                     automaton.median <= 100 && automaton.median <= 6 * hand.median
@@ -180,13 +196,12 @@ func runSuite(_ options: Options) throws {
                 dslRatio(table: automata[1], switch: automata[0])
             #endif
         #endif
-        row(hand, baseline: hand, raw: raw)
-        row(raw, baseline: hand, raw: raw)
+        baselineRows(hand: hand, raw: raw)
     }
     if options.selects("w3") {
         let count = options.count(1_000_000)
         print("W3: synchronous feedback effects, \(grouped(count)) outside inputs (\(grouped(2 * count)) transitions)")
-        var workloads = [handWrittenW3(count: count), rawW3(count: count)]
+        var workloads: [Workload] = []
         #if AUTOMATON_ENGINE
             workloads.append(automatonW3(count: count))
             workloads.append(
@@ -197,11 +212,11 @@ func runSuite(_ options: Options) throws {
                     automatonW3(name: "W3 Automaton, DSL array + reduce", count: count, mapping: w3DSLMapping()))
             #endif
         #endif
-        let measured = try measureSideBySide(workloads, options: options)
-        let (hand, raw) = (measured[0], measured[1])
+        let measured = try sideBySide(hand: handWrittenW3(count: count), raw: rawW3(count: count), automata: workloads)
+        let (hand, raw) = (measured.hand, measured.raw)
         #if AUTOMATON_ENGINE
-            let keyed = measured[3]
-            let automata = [measured[2]] + measured.dropFirst(4)
+            let keyed = measured.automata[1]
+            let automata = [measured.automata[0]] + measured.automata.dropFirst(2)
             for automaton in automata {
                 row(
                     automaton, baseline: hand, raw: raw, bar: "≤ 10× hand-written",
@@ -215,58 +230,57 @@ func runSuite(_ options: Options) throws {
                 dslRatio(table: automata[1], switch: automata[0])
             #endif
         #endif
-        row(hand, baseline: hand, raw: raw)
-        row(raw, baseline: hand, raw: raw)
+        baselineRows(hand: hand, raw: raw)
     }
     if options.selects("w4") {
         let count = options.count(200_000)
         print("W4: .latest replacing a running asynchronous effect, \(grouped(count)) inputs")
-        var workloads = [handWrittenW4(count: count), rawW4(count: count)]
+        var workloads: [Workload] = []
         #if AUTOMATON_ENGINE
             workloads.append(automatonW4(count: count))
         #endif
-        let measured = try measureSideBySide(workloads, options: options)
-        let (hand, raw) = (measured[0], measured[1])
+        let measured = try sideBySide(hand: handWrittenW4(count: count), raw: rawW4(count: count), automata: workloads)
+        let (hand, raw) = (measured.hand, measured.raw)
         #if AUTOMATON_ENGINE
-            let automaton = measured[2]
+            let automaton = measured.automata[0]
             row(automaton, baseline: hand, raw: raw, bar: "≤ 1,000 ns", verdict: automaton.median <= 1_000)
             rawBar(automaton, raw: raw, limit: 6)
         #endif
-        row(hand, baseline: hand, raw: raw)
-        row(raw, baseline: hand, raw: raw)
+        baselineRows(hand: hand, raw: raw)
     }
     if options.selects("w5") {
         let count = options.count(1_000_000)
         print("W5: unmapped inputs (failure replies), \(grouped(count)) inputs")
-        var workloads = [handWrittenW5(count: count), rawW5(count: count)]
+        var workloads: [Workload] = []
         #if AUTOMATON_ENGINE
             workloads.append(automatonW5(count: count))
         #endif
-        let measured = try measureSideBySide(workloads, options: options)
-        let (hand, raw) = (measured[0], measured[1])
+        let measured = try sideBySide(hand: handWrittenW5(count: count), raw: rawW5(count: count), automata: workloads)
+        let (hand, raw) = (measured.hand, measured.raw)
         #if AUTOMATON_ENGINE
-            let automaton = measured[2]
+            let automaton = measured.automata[0]
             row(automaton, baseline: hand, raw: raw, bar: "(none)")
             rawBar(automaton, raw: raw, limit: 4)
         #endif
-        row(hand, baseline: hand, raw: raw)
-        row(raw, baseline: hand, raw: raw)
+        baselineRows(hand: hand, raw: raw)
     }
     if options.selects("chain") {
         let steps = options.count(10_000_000)
         print("chain: one outside input, a synchronous feedback chain of \(grouped(steps)) steps")
         // Allocations are counted on a chain of at most 1,000,000 steps (the full one would run twice more).
         let allocationSteps = Swift.min(steps, 1_000_000)
-        var workloads = [handWrittenChain(steps: steps), rawChain(steps: steps)]
+        var workloads: [Workload] = []
         var allocationWorkloads = [handWrittenChain(steps: allocationSteps), rawChain(steps: allocationSteps)]
         #if AUTOMATON_ENGINE
             workloads.append(automatonChain(steps: steps))
             allocationWorkloads.append(automatonChain(steps: allocationSteps))
         #endif
-        let measured = try measureSideBySide(workloads, options: options, allocationWorkloads: allocationWorkloads)
-        let (hand, raw) = (measured[0], measured[1])
+        let measured = try sideBySide(
+            hand: handWrittenChain(steps: steps), raw: rawChain(steps: steps), automata: workloads,
+            allocationWorkloads: allocationWorkloads)
+        let (hand, raw) = (measured.hand, measured.raw)
         #if AUTOMATON_ENGINE
-            let automaton = measured[2]
+            let automaton = measured.automata[0]
             let stackSize = 512 * 1024
             let stack = try automatonChainStack(steps: steps, stackSize: stackSize)
             let line =
@@ -285,8 +299,7 @@ func runSuite(_ options: Options) throws {
                 verdict: constant)
             rawBar(automaton, raw: raw, nanoseconds: 300)
         #endif
-        row(hand, baseline: hand, raw: raw)
-        row(raw, baseline: hand, raw: raw)
+        baselineRows(hand: hand, raw: raw)
     }
 
     #if AUTOMATON_GRAPH
