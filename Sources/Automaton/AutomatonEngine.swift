@@ -54,12 +54,16 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// The core behind `replies`: replies are sent into it directly, without the input observer's
     /// closure hop (`repliesInput` is kept: releasing it would interrupt `replies`). Kept in a field of
     /// its own although `replies.core` is the same object: reaching it through the handle costs a
-    /// W2 input 176 more instructions (callgrind: 342 against 518).
+    /// W2 input 176 more instructions (callgrind: 342 against 518). Its sole sender is the holder of
+    /// the processing role (see `SignalCore.init(soleSender:)`), so a reply takes no atomic
+    /// read-modify-write of its own; its terminal event is sent by the thread that performs the
+    /// termination, or completes the automaton, when nobody else can process.
     @usableFromInline let repliesCore: SignalCore<Reply<State, Input>, Never>
     /// What happens to effects: sent in processing order with the replies; ends with them.
     @usableFromInline let effectEvents: Signal<EffectEvent<Input>, Never>
     @usableFromInline let effectEventsInput: Observer<EffectEvent<Input>, Never>
-    /// The core behind `effectEvents`, sent into directly (see `repliesCore`).
+    /// The core behind `effectEvents`, sent into directly (see `repliesCore`). Its sole sender is the
+    /// holder of the emitter role (see `EffectEventGate`).
     @usableFromInline let effectEventsCore: SignalCore<EffectEvent<Input>, Never>
     /// The current state. Owned by the processing role.
     @usableFromInline @exclusivity(unchecked) var state: State
@@ -82,9 +86,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.eventGate = eventGate
         machine = Locked(EngineStateMachine(isLatest: strategy == .latest, gate: gate, eventGate: eventGate))
         stateStorage = PropertyStorage(state)
-        (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipe()
+        (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipeWithSoleSender()
         repliesCore = replies.core
-        (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipe()
+        (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipeWithSoleSender()
         effectEventsCore = effectEvents.core
     }
 
@@ -141,14 +145,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             if let origin = pending.origin {
                 machine.withCriticalRegion { $0.inputProcessed(from: origin) }
             }
-            repliesCore.send(.value(.failure(pending.input, from)))
+            repliesCore.sendFromSoleSender(.value(.failure(pending.input, from)))
             return
         }
         if effect == nil && pending.origin == nil && !mayHaveRootLatest {
             // Nothing shared changes: no effect to start, none to replace, no emitting effect to update.
             state = toState
             stateStorage.set(toState)
-            repliesCore.send(.value(.success(pending.input, from, toState)))
+            repliesCore.sendFromSoleSender(.value(.success(pending.input, from, toState)))
             return
         }
         commit(pending, from: from, to: toState, effect: effect)
@@ -193,7 +197,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             // Sent before the lifetimes end: their cleanup is user code, and must not run while this
             // thread holds the emitter role, or other threads' effect events would wait for it.
             for effect in cancelled {
-                effectEventsCore.send(.value(Self.cancellation(of: effect, by: pending.input)))
+                effectEventsCore.sendFromSoleSender(.value(Self.cancellation(of: effect, by: pending.input)))
             }
             finishEmitting()
         }
@@ -204,7 +208,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         state = toState
         stateStorage.set(toState)
-        repliesCore.send(.value(.success(pending.input, from, toState)))
+        repliesCore.sendFromSoleSender(.value(.success(pending.input, from, toState)))
         guard let record = prepared else { return }
         switch decision {
         case .none, .wait:
@@ -234,7 +238,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable
     func emit(_ event: EffectEvent<Input>) {
         if eventGate.compareExchangeWord(expected: 0, desired: EffectEventGate.emitting) {
-            effectEventsCore.send(.value(event))
+            effectEventsCore.sendFromSoleSender(.value(event))
             finishEmitting()
             return
         }
@@ -251,7 +255,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             return false
         }
         if claimed {
-            effectEventsCore.send(event)
+            effectEventsCore.sendFromSoleSender(event)
             finishEmitting()
         }
     }
@@ -267,7 +271,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline
     func sendQueuedEffectEvents() {
         while let event = machine.withCriticalRegion({ $0.nextQueuedEffectEvent() }) {
-            effectEventsCore.send(event)
+            effectEventsCore.sendFromSoleSender(event)
         }
     }
 
@@ -310,10 +314,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         if sends {
             // Sent before the lifetime ends: its cleanup is user code, and must not run while this
             // thread holds the emitter role (see `process(_:)`).
-            effectEventsCore.send(.value(EffectEvent(id: record.id, key: record.key, kind: .ended)))
+            effectEventsCore.sendFromSoleSender(.value(EffectEvent(id: record.id, key: record.key, kind: .ended)))
             if let next {
                 let successor = next.record
-                effectEventsCore.send(
+                effectEventsCore.sendFromSoleSender(
                     .value(EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input))))
             }
             finishEmitting()
@@ -426,7 +430,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         if claimed {
             for effect in effects {
-                effectEventsCore.send(
+                effectEventsCore.sendFromSoleSender(
                     .value(EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))))
             }
             finishEmitting()

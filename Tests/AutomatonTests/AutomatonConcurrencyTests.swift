@@ -120,4 +120,58 @@ struct AutomatonConcurrencyTests {
             #expect(ended.values.sorted() == started.values.sorted())
         }
     }
+
+    @Test("observers of replies and effectEvents attached and disposed while two threads send hear gap-free runs")
+    func observersComingAndGoingWhileThreadsSend() async {
+        for _ in 0..<8 {
+            let (input, inputObserver) = Signal<Count, Never>.pipe()
+            // Every input starts an effect that ends at once, so each step has a reply and two effect
+            // events; states count the inputs, so a reply's `toState` is its place in the one order.
+            let automaton = Automaton(
+                state: 0, input: input,
+                mapping: { (state: Int, _: Count) in (state + 1, SignalProducer<Count, Never>.empty.keyed(0, .merge)) },
+                strategy: .merge
+            )
+            let perThread = 2_000
+            let replyRuns = Locked<[(states: [Int], disposed: Bool)]>([])
+            let eventRuns = Locked<[[EffectEvent<Count>]]>([])
+
+            await runOnThreads(4) { thread in
+                if thread < 2 {
+                    for index in 0..<perThread { automaton.send(.add(thread: thread, index: index)) }
+                    return
+                }
+                for round in 0..<30 {
+                    let states = Recording<Int>()
+                    let events = Recording<EffectEvent<Count>>()
+                    let replies = automaton.replies.observeValues { states.append($0.toState ?? -1) }
+                    let effectEvents = automaton.effectEvents.observeValues { events.append($0) }
+                    let dispose = round % 2 == 0
+                    if dispose {
+                        replies.dispose()
+                        effectEvents.dispose()
+                    }
+                    replyRuns.withCriticalRegion { $0.append((states.values, dispose)) }
+                    eventRuns.withCriticalRegion { $0.append(events.values) }
+                }
+            }
+            inputObserver.sendCompleted()
+
+            #expect(automaton.state.value == 2 * perThread)
+            for (states, _) in replyRuns.withCriticalRegion({ $0 }) {
+                guard let first = states.first else { continue }
+                #expect(states == Array(first..<(first + states.count)), "a gap-free run of replies")
+            }
+            for events in eventRuns.withCriticalRegion({ $0 }) {
+                // Each step's effect starts, then ends, before the next step's starts.
+                for (event, next) in zip(events, events.dropFirst()) {
+                    switch (event.kind, next.kind) {
+                    case (.started, .ended): #expect(next.id == event.id)
+                    case (.ended, .started): #expect(next.id == event.id + 1)
+                    default: Issue.record("effect events out of order: \(event), then \(next)")
+                    }
+                }
+            }
+        }
+    }
 }
