@@ -16,9 +16,12 @@ typealias EffectID = UInt64
 /// was cancelled and its queued inputs have been processed, so the engine's bookkeeping is bounded by
 /// what is live, never by history. Links between records are unretained: the list of tracked effects
 /// owns the tracked records (see `parentLink`).
+///
+/// The record is also the effect's `Lifetime` (a subclass of it), which the start handler receives:
+/// one allocation for both.
 @usableFromInline
-final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable {
-    // Safe: `key`, `policy`, `lifetime` and `engine` are set by `init` and never change; `id` is set
+final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked Sendable {
+    // Safe: `key`, `policy` and `engine` are set by `init` and never change; `id` is set
     // once, under the engine's lock, before the record is published to any other thread (through that
     // lock or through the effect's observer, created after); `effect` is set by `init` and then read
     // and cleared only by the one thread that starts the effect, which got the record through the
@@ -35,8 +38,10 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
     /// The producer, until the effect starts (or is dropped or cancelled with the record): kept here
     /// so that the engine passes one reference around, not a producer and a record.
     @usableFromInline @exclusivity(unchecked) var effect: SignalProducer<Input, Never>?
-    /// The effect's lifetime: the engine ends it when the effect ends or is cancelled.
-    @usableFromInline let lifetime: Lifetime
+    /// The effect's lifetime: the record itself. The engine ends it when the effect ends or is
+    /// cancelled.
+    @inlinable
+    var lifetime: Lifetime { self }
     /// Strong, and never cleared, so that reading it from any thread is safe and costs no weak
     /// reference (a weak one gives the engine a side table, and every retain and release of the engine
     /// then takes the slow path: about 450 instructions per effect). The engine lets go of a record once
@@ -50,7 +55,7 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
     /// Whether the engine still tracks this effect (it may still emit, or has inputs queued).
     @usableFromInline @exclusivity(unchecked) var isTracked = false
     /// Whether the effect has completed by itself.
-    @usableFromInline @exclusivity(unchecked) var hasEnded = false
+    @usableFromInline @exclusivity(unchecked) var hasFinished = false
     /// Whether the effect waits for its key's running effects to end (`.queue`), not started yet.
     @usableFromInline @exclusivity(unchecked) var isWaiting = false
     /// Inputs this effect emitted that are still queued.
@@ -100,7 +105,7 @@ final class EffectRecord<State: Sendable, Input: Sendable>: @unchecked Sendable 
         self.effect = effect
         self.key = key
         self.policy = policy
-        self.lifetime = Lifetime(sharing: engine.lifetimesLock)
+        super.init(sharing: engine.lifetimesLock)
     }
 
     /// The effect's observer: every event goes to the engine, and releasing the observer without a

@@ -338,7 +338,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         }
         if let origin {
             // An input from a cancelled effect is ignored; so is a value after its own completion.
-            guard origin.isTracked, !origin.hasEnded else { return .drop }
+            guard origin.isTracked, !origin.hasFinished else { return .drop }
             origin.pendingInputs += 1
         }
         let pending = PendingInput(input: input, origin: origin)
@@ -514,7 +514,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         var current: Record? = first
         while let record = current, record.isTracked {
             current = record.latestChild
-            if !record.hasEnded {
+            if !record.hasFinished {
                 cancelled.append(CancelledEffect(record, byCancelRow: byCancelRow))
                 runningEffects -= 1
             }
@@ -537,7 +537,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// keeps O(1) records, however long it runs.
     @inlinable
     mutating func forgetIfFinished(_ record: Record) {
-        guard record.isTracked, record.hasEnded, record.pendingInputs == 0 else { return }
+        guard record.isTracked, record.hasFinished, record.pendingInputs == 0 else { return }
         let heir = record.latestChild
         let parent = record.parent
         if let heir {
@@ -560,8 +560,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     mutating func effectEnded(_ record: Record) -> (
         ended: Bool, next: WaitingEffect<State, Input>?, completeReplies: Bool
     ) {
-        guard record.isTracked, !record.hasEnded, !record.isWaiting else { return (false, nil, false) }
-        record.hasEnded = true
+        guard record.isTracked, !record.hasFinished, !record.isWaiting else { return (false, nil, false) }
+        record.hasFinished = true
         runningEffects -= 1
         var next: WaitingEffect<State, Input>?
         if let key = record.key {
@@ -650,7 +650,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         // Effects that have ended were reported so; only their queued inputs were left.
         var effects = CancelledEffects<State, Input>()
         while let record = tracked.first {
-            if !record.hasEnded {
+            if !record.hasFinished {
                 effects.append(CancelledEffect(record, byCancelRow: false))
             }
             record.previousOfKey = nil

@@ -4,15 +4,20 @@
 /// Register cleanup with `observeEnded(_:)` or `+=`: it runs once, on the thread that ends the
 /// lifetime, with no lock held, in the order it was registered. Cleanup registered after the end runs
 /// at once.
-public final class Lifetime: @unchecked Sendable {
+///
+/// Get one from a start handler, from `Lifetime.make()`, or as `Lifetime.empty`. The class is `open`
+/// only so that this package's automaton can make an effect's lifetime and its bookkeeping one
+/// object (one allocation less per effect); its initializers are package-only, so no other module can
+/// make a subclass, and every member is `final`.
+open class Lifetime: @unchecked Sendable {
     // Safe: `list` is only read or written with `lock` held, and what it holds is `Sendable`.
 
     /// Guards `list`: the lifetime's own, or one shared with other lifetimes (`init(sharing:)`). It is
     /// never held while cleanup or any other code outside this file runs, so sharing it cannot
     /// deadlock.
-    @usableFromInline let lock: Lock
+    @usableFromInline final let lock: Lock
     /// Whether the lifetime has ended, and the cleanup to run when it does.
-    @usableFromInline @exclusivity(unchecked) var list = CleanupList()
+    @usableFromInline @exclusivity(unchecked) final var list = CleanupList()
 
     /// A lifetime that ends only when `end()` is called: for package code that owns the lifetime it
     /// hands out. Two allocations: the lifetime and its lock.
@@ -44,13 +49,13 @@ public final class Lifetime: @unchecked Sendable {
     }
 
     /// Whether the lifetime has ended.
-    @inlinable public var hasEnded: Bool { lock.withLock { list.hasEnded } }
+    @inlinable public final var hasEnded: Bool { lock.withLock { list.hasEnded } }
 
     /// Runs `action` when the lifetime ends (at once if it already has).
     ///
     /// - Returns: a disposable that unregisters `action`, or `nil` if the lifetime had already ended.
     @discardableResult
-    public func observeEnded(_ action: @escaping @Sendable () -> Void) -> Disposable? {
+    public final func observeEnded(_ action: @escaping @Sendable () -> Void) -> Disposable? {
         add(.action(action))
     }
 
@@ -65,7 +70,7 @@ public final class Lifetime: @unchecked Sendable {
         return lifetime.add(.disposable(disposable))
     }
 
-    private func add(_ cleanup: Cleanup) -> Disposable? {
+    private final func add(_ cleanup: Cleanup) -> Disposable? {
         guard let token = lock.withLock({ list.add(cleanup) }) else {
             cleanup.run()
             return nil
@@ -76,7 +81,7 @@ public final class Lifetime: @unchecked Sendable {
     /// Ends the lifetime: runs its cleanup on the calling thread, with no lock held, in the order it
     /// was registered. Idempotent and thread safe: only the first call runs anything.
     @inlinable
-    package func end() {
+    package final func end() {
         guard let cleanup = lock.withLock({ list.end() }) else { return }
         cleanup.runAll()
     }

@@ -115,13 +115,15 @@ struct ReleaseTests {
     /// ignores its lifetime.
     final class ObserverStore: @unchecked Sendable {
         // Safe: only touched under `lock`.
-        private let lock = Locked<[Observer<Int, Never>]>([])
-        func keep(_ observer: Observer<Int, Never>) { lock.withCriticalRegion { $0.append(observer) } }
-        var observers: [Observer<Int, Never>] { lock.withCriticalRegion { $0 } }
+        private let lock = Locked<([Observer<Int, Never>], [Lifetime])>(([], []))
+        func keep(_ observer: Observer<Int, Never>) { lock.withCriticalRegion { $0.0.append(observer) } }
+        func keep(_ lifetime: Lifetime) { lock.withCriticalRegion { $0.1.append(lifetime) } }
+        var observers: [Observer<Int, Never>] { lock.withCriticalRegion { $0.0 } }
+        var lifetimes: [Lifetime] { lock.withCriticalRegion { $0.1 } }
     }
 
     @Test(
-        "effects that keep their observers, in an object the mapping and a state observer capture, keep nothing alive once the automaton is released",
+        "effects that keep their observers and lifetimes, in an object the mapping and a state observer capture, keep nothing alive once the automaton is released",
         arguments: [false, true])
     func effectsKeepingTheirObservers(interruptFirst: Bool) {
         weak var weakStore: ObserverStore?
@@ -137,7 +139,13 @@ struct ReleaseTests {
                 state: 0, input: input,
                 mapping: { (state: Int, value: Int) in
                     guard value > 0 else { return (state + 1, .empty) }
-                    return (state + 1, SignalProducer<Int, Never> { observer, _ in store.keep(observer) })
+                    return (
+                        state + 1,
+                        SignalProducer<Int, Never> { observer, lifetime in
+                            store.keep(observer)
+                            store.keep(lifetime)
+                        }
+                    )
                 }, strategy: .merge)
             weakAutomaton = automaton
             weakReplies = automaton?.replies
@@ -151,6 +159,13 @@ struct ReleaseTests {
             // The cancelled effects' observers are still held; what they send is ignored.
             #expect(store.observers.count == 2)
             for observer in store.observers { observer.send(value: 0) }
+            // Their lifetimes have ended (the effects were cancelled); cleanup added now runs at once.
+            #expect(store.lifetimes.map(\.hasEnded) == [true, true])
+            let lateCleanup = Recording<Int>()
+            for (index, lifetime) in store.lifetimes.enumerated() {
+                lifetime.observeEnded { lateCleanup.append(index) }
+            }
+            #expect(lateCleanup.values == [0, 1])
         }
         #expect(weakStore == nil)
         #expect(weakReplies == nil)
