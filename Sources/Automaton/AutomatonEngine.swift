@@ -54,16 +54,12 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// The core behind `replies`: replies are sent into it directly, without the input observer's
     /// closure hop (`repliesInput` is kept: releasing it would interrupt `replies`). Kept in a field of
     /// its own although `replies.core` is the same object: reaching it through the handle costs a
-    /// W2 input 176 more instructions (callgrind: 342 against 518). Its sole sender is the holder of
-    /// the processing role (see `SignalCore.init(soleSender:)`), so a reply takes no atomic
-    /// read-modify-write of its own; its terminal event is sent by the thread that performs the
-    /// termination, or completes the automaton, when nobody else can process.
+    /// W2 input 176 more instructions (callgrind: 342 against 518).
     @usableFromInline let repliesCore: SignalCore<Reply<State, Input>, Never>
     /// What happens to effects: sent in processing order with the replies; ends with them.
     @usableFromInline let effectEvents: Signal<EffectEvent<Input>, Never>
     @usableFromInline let effectEventsInput: Observer<EffectEvent<Input>, Never>
-    /// The core behind `effectEvents`, sent into directly (see `repliesCore`). Its sole sender is the
-    /// holder of the emitter role (see `EffectEventGate`).
+    /// The core behind `effectEvents`, sent into directly (see `repliesCore`).
     @usableFromInline let effectEventsCore: SignalCore<EffectEvent<Input>, Never>
     /// The current state. Owned by the processing role.
     @usableFromInline @exclusivity(unchecked) var state: State
@@ -86,9 +82,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.eventGate = eventGate
         machine = Locked(EngineStateMachine(isLatest: strategy == .latest, gate: gate, eventGate: eventGate))
         stateStorage = PropertyStorage(state)
-        (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipeWithSoleSender()
+        (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipe()
         repliesCore = replies.core
-        (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipeWithSoleSender()
+        (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipe()
         effectEventsCore = effectEvents.core
     }
 
@@ -145,14 +141,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             if let origin = pending.origin {
                 machine.withCriticalRegion { $0.inputProcessed(from: origin) }
             }
-            repliesCore.sendFromSoleSender(.value(.failure(pending.input, from)))
+            repliesCore.send(.value(.failure(pending.input, from)))
             return
         }
         if effect == nil && pending.origin == nil && !mayHaveRootLatest {
             // Nothing shared changes: no effect to start, none to replace, no emitting effect to update.
             state = toState
             stateStorage.set(toState)
-            repliesCore.sendFromSoleSender(.value(.success(pending.input, from, toState)))
+            repliesCore.send(.value(.success(pending.input, from, toState)))
             return
         }
         commit(pending, from: from, to: toState, effect: effect)
@@ -197,7 +193,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             // Sent before the lifetimes end: their cleanup is user code, and must not run while this
             // thread holds the emitter role, or other threads' effect events would wait for it.
             for effect in cancelled {
-                effectEventsCore.sendFromSoleSender(.value(Self.cancellation(of: effect, by: pending.input)))
+                effectEventsCore.send(.value(Self.cancellation(of: effect, by: pending.input)))
             }
             finishEmitting()
         }
@@ -208,7 +204,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         state = toState
         stateStorage.set(toState)
-        repliesCore.sendFromSoleSender(.value(.success(pending.input, from, toState)))
+        repliesCore.send(.value(.success(pending.input, from, toState)))
         guard let record = prepared else { return }
         switch decision {
         case .none, .wait:
@@ -238,7 +234,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable
     func emit(_ event: EffectEvent<Input>) {
         if eventGate.compareExchangeWord(expected: 0, desired: EffectEventGate.emitting) {
-            effectEventsCore.sendFromSoleSender(.value(event))
+            effectEventsCore.send(.value(event))
             finishEmitting()
             return
         }
@@ -255,7 +251,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             return false
         }
         if claimed {
-            effectEventsCore.sendFromSoleSender(event)
+            effectEventsCore.send(event)
             finishEmitting()
         }
     }
@@ -271,7 +267,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline
     func sendQueuedEffectEvents() {
         while let event = machine.withCriticalRegion({ $0.nextQueuedEffectEvent() }) {
-            effectEventsCore.sendFromSoleSender(event)
+            effectEventsCore.send(event)
         }
     }
 
@@ -314,10 +310,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         if sends {
             // Sent before the lifetime ends: its cleanup is user code, and must not run while this
             // thread holds the emitter role (see `process(_:)`).
-            effectEventsCore.sendFromSoleSender(.value(EffectEvent(id: record.id, key: record.key, kind: .ended)))
+            effectEventsCore.send(.value(EffectEvent(id: record.id, key: record.key, kind: .ended)))
             if let next {
                 let successor = next.record
-                effectEventsCore.sendFromSoleSender(
+                effectEventsCore.send(
                     .value(EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input))))
             }
             finishEmitting()
@@ -430,7 +426,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         if claimed {
             for effect in effects {
-                effectEventsCore.sendFromSoleSender(
+                effectEventsCore.send(
                     .value(EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))))
             }
             finishEmitting()

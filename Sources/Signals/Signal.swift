@@ -52,15 +52,6 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: Sendable {
         return (Signal(core: core), core.makeInput())
     }
 
-    /// A pipe whose core has a sole sender (see `SignalCore.init(soleSender:)`): its owner sends
-    /// through `output.core.sendFromSoleSender(_:)` from one thread at a time, and through `input`
-    /// only its terminal event.
-    @inlinable
-    package static func pipeWithSoleSender() -> (output: Signal, input: Observer<Value, Error>) {
-        let core = SignalCore<Value, Error>(soleSender: ())
-        return (Signal(core: core), core.makeInput())
-    }
-
     /// Creates a signal and hands its input observer to `generator`, ReactiveSwift style. The
     /// disposable `generator` returns, if any, is disposed when the signal terminates, before its
     /// observers hear of it, or when the signal ends because nobody holds or observes it any more.

@@ -5,9 +5,7 @@
 /// - `pending`: work was queued (`pending` or `pendingRemovals`) while delivering. Set with `lock`
 ///   held, only while `delivering` is set; cleared with `lock` held by the delivering thread when
 ///   it gives up the role with nothing left queued. It makes the lock-free give-back fail, so the
-///   deliverer takes the lock and drains. On a core with a sole sender (`init(soleSender:)`),
-///   `delivering` is set only while the terminal event is delivered; `pending` is set by every
-///   observer change, and makes the sender's next send take the lock and apply the changes.
+///   deliverer takes the lock and drains.
 /// - `closed`: a terminal event was accepted; set with `lock` held, never cleared.
 @usableFromInline
 enum DeliveryState {
@@ -84,33 +82,8 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     @usableFromInline @exclusivity(unchecked) var deliveryList =
         UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>(start: nil, count: 0)
 
-    /// Whether one sender at a time, serialized by its owner, sends every event (see
-    /// `init(soleSender:)`).
-    @usableFromInline let hasSoleSender: Bool
-
     @inlinable
-    package init() {
-        hasSoleSender = false
-    }
-
-    /// A core whose events all come from one sender at a time: its owner serializes them (the
-    /// automaton's engine sends `replies` only while it holds its processing role, and its effect
-    /// events only while it holds its emitter role), and hands the role from thread to thread with
-    /// acquire and release atomics, so each sender sees the previous one's writes.
-    ///
-    /// The sender's values then take no atomic read-modify-write (`sendFromSoleSender(_:)`): the
-    /// sender owns `observers` for good, so observers added or removed from any thread are always
-    /// queued, with the `pending` bit set, and the sender applies them before it delivers its next
-    /// event. The delivery contract is the same: an observer receives exactly the events sent after
-    /// `observe` was called, and none sent after its disposal returned.
-    ///
-    /// The owner must never send from two threads at once, through `send(_:)` included, and must keep
-    /// the `Signal` handle while it can send (releasing the handle can end the core on another
-    /// thread).
-    @inlinable
-    package init(soleSender: Void) {
-        hasSoleSender = true
-    }
+    package init() {}
 
     deinit {
         deliveryList.deallocate()
@@ -192,19 +165,6 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         sendWithLockHeld(event)
     }
 
-    /// Sends `event` from the sole sender of a core made with `init(soleSender:)`, which must hold its
-    /// owner's sending role. A value with no observer change queued is delivered in place, after one
-    /// atomic load.
-    @inlinable @inline(__always)
-    package func sendFromSoleSender(_ event: Event<Value, Error>) {
-        if !event.isTerminating, lock.loadWord() == 0 {
-            deliverValue(event)
-            return
-        }
-        lock.lock()
-        sendWithLockHeld(event)
-    }
-
     /// Sends `event` only if `condition`, evaluated under the lock together with the decision to queue
     /// or deliver, returns true. `condition` must be package code, never a user closure. Properties use
     /// it so that a change of value and the order of its notification cannot be separated.
@@ -221,10 +181,6 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// The slow path of `send`, entered with `lock` held; it releases the lock before delivering.
     @inlinable
     func sendWithLockHeld(_ event: Event<Value, Error>) {
-        if hasSoleSender {
-            sendFromSoleSenderWithLockHeld(event)
-            return
-        }
         let closing = event.isTerminating ? DeliveryState.closed : 0
         while true {
             let word = lock.loadWord()
@@ -255,55 +211,6 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
             drain()
             return
         }
-    }
-
-    /// The slow path of a sole sender's send (see `init(soleSender:)`), entered with `lock` held; it
-    /// releases the lock before delivering. It applies the observer changes queued since the last
-    /// event first, so the event reaches exactly the observers attached before it was sent.
-    @usableFromInline
-    func sendFromSoleSenderWithLockHeld(_ event: Event<Value, Error>) {
-        if lock.loadWord() & DeliveryState.closed != 0 {
-            lock.unlock()
-            return
-        }
-        let released = applyQueuedObserverChanges()
-        guard event.isTerminating else {
-            // Nobody else changes the word but under this lock, and the sender (this thread) only
-            // reads it: a plain store clears `pending`.
-            lock.storeWord(0)
-            lock.unlock()
-            withExtendedLifetime(released) {}
-            deliverValue(event)
-            return
-        }
-        lock.storeWord(DeliveryState.closed | DeliveryState.delivering)
-        lock.unlock()
-        withExtendedLifetime(released) {}
-        deliverTerminal(event)
-        drain()  // observers queued during the terminal delivery hear the terminal event
-    }
-
-    /// Applies the observer changes queued on a sole sender's core (see `init(soleSender:)`): every
-    /// queued removal, then every queued addition. Called by the sender with `lock` held; returns what
-    /// was removed, to be released once `lock` is.
-    @usableFromInline
-    func applyQueuedObserverChanges() -> ContiguousArray<Entry> {
-        var released = pendingRemovals.isEmpty ? [] : applyPendingRemovals()
-        var added = false
-        while let work = pending.removeFirst() {
-            guard case let .add(entry) = work else {
-                preconditionFailure("Internal inconsistency: an event was queued on a signal with a sole sender")
-            }
-            if let index = pendingRemovals.firstIndex(of: entry.token) {
-                pendingRemovals.remove(at: index)  // detached before it was attached
-                released.append(entry)
-            } else {
-                observers.append(entry)
-                added = true
-            }
-        }
-        if added { observersChanged() }
-        return released
     }
 
     /// Delivers one event to every observer. Only the delivering thread calls it.
@@ -474,11 +381,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         nextToken &+= 1
         observerCount += 1
         let entry = Entry(token: token, observer: observer)
-        if hasSoleSender {
-            // The sender owns `observers`: it adds this one before its next event.
-            lock.setWordBits(DeliveryState.pending)
-            pending.append(.add(entry))
-        } else if takeDeliveringRoleOrMarkPending() {
+        if takeDeliveringRoleOrMarkPending() {
             observers.append(entry)
             observersChanged()
             releaseDeliveringRole()
@@ -501,11 +404,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         }
         observerCount -= 1
         var removed: Entry?
-        if hasSoleSender {
-            // The sender owns `observers`: it drops this one before its next event.
-            lock.setWordBits(DeliveryState.pending)
-            pendingRemovals.append(token)
-        } else if takeDeliveringRoleOrMarkPending() {
+        if takeDeliveringRoleOrMarkPending() {
             if let index = indexOfObserver(token) {
                 removed = observers.remove(at: index)
                 observersChanged()
