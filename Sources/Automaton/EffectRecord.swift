@@ -47,9 +47,9 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
     /// then takes the slow path: about 450 instructions per effect). The engine lets go of a record once
     /// it is forgotten, and of its mapping and its signals' observers once it terminates (see
     /// `AutomatonEngine.mapping`), so no cycle outlives the automaton: an effect that keeps its observer
-    /// after its lifetime has ended (a start handler that ignores its lifetime) keeps an inert engine
-    /// (with its last state) until it lets go, never the `Automaton`, nor what the mapping or an
-    /// observer captured.
+    /// or its lifetime (this record) after the lifetime has ended (a start handler that ignores its
+    /// lifetime) keeps an inert engine (with its last state) until it lets go, never the `Automaton`,
+    /// nor what the mapping or an observer captured.
     @usableFromInline let engine: AutomatonEngine<State, Input>
 
     /// Whether the engine still tracks this effect (it may still emit, or has inputs queued).

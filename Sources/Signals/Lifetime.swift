@@ -7,8 +7,8 @@
 ///
 /// Get one from a start handler, from `Lifetime.make()`, or as `Lifetime.empty`. The class is `open`
 /// only so that this package's automaton can make an effect's lifetime and its bookkeeping one
-/// object (one allocation less per effect); its initializers are package-only, so no other module can
-/// make a subclass, and every member is `final`.
+/// object (one allocation less per effect). Its initializers are package-only, so another module may
+/// declare a subclass but can never create one, and every member is `final`.
 open class Lifetime: @unchecked Sendable {
     // Safe: `list` is only read or written with `lock` held, and what it holds is `Sendable`.
 

@@ -209,4 +209,29 @@ struct ReleaseTests {
                 "releasing", "value(success(1, 0 => 1))", "completed", "lifetime ended", "send returned",
             ])
     }
+
+    @Test("disposed observers of replies, effectEvents and state are released at once, though no input follows")
+    func disposedObserversAreReleasedAtOnce() {
+        final class Owner: Sendable {}
+        let automaton = Automaton(state: 0, mapping: { (state: Int, _: Int) in state + 1 })
+        let replies = Recording<Int>()
+        weak var weakOwner: Owner?
+        do {
+            let owner = Owner()
+            weakOwner = owner
+            let observations = [
+                automaton.replies.observeValues { reply in
+                    withExtendedLifetime(owner) { replies.append(reply.toState ?? -1) }
+                },
+                automaton.effectEvents.observeValues { _ in withExtendedLifetime(owner) {} },
+                automaton.state.signal.observeValues { _ in withExtendedLifetime(owner) {} },
+            ]
+            automaton.send(1)
+            for observation in observations { observation.dispose() }
+        }
+        #expect(weakOwner == nil, "an idle automaton keeps no disposed observer")
+        automaton.send(2)
+        #expect(replies.values == [1])
+        #expect(automaton.state.value == 2)
+    }
 }
