@@ -213,7 +213,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             // Decided here, after the reply: nothing can end or cancel this effect before it starts
             // (this thread holds the processing role).
             emit(EffectEvent(id: record.id, key: record.key, kind: .started(by: pending.input)))
-            start(record)
+            startCommitted(record)
         case .drop:
             record.lifetime.end()
             emit(EffectEvent(id: record.id, key: record.key, kind: .cancelled(.dropped(by: pending.input))))
@@ -282,6 +282,18 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         record.effect = nil
         guard !record.lifetime.hasEnded else { return }
         effect.run(record.makeObserver(), lifetime: record.lifetime)
+    }
+
+    /// Starts the effect of `record`, which this thread has just committed, holding the processing
+    /// role: nothing can have cancelled it yet, since only the role holder decides a cancellation (a
+    /// `.latest` replacement, a `.cancel` row, or a termination, performed by the role holder after
+    /// the input in hand). So, unlike `start(_:)`, it skips reading the lifetime under its lock.
+    @inlinable
+    func startCommitted(_ record: EffectRecord<State, Input>) {
+        guard let effect = record.effect else { return }
+        record.effect = nil
+        assert(!record.hasEnded, "Internal inconsistency: a committed effect was cancelled before it started")
+        effect.run(record.makeObserver(), lifetime: record)
     }
 
     /// Sends `input` as if the tracked effect `id` had sent it; dropped if it is not tracked.
