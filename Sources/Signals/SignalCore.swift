@@ -75,18 +75,25 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     @usableFromInline @exclusivity(unchecked) var onTermination: Disposable?
     /// Whether the terminating thread has taken `onTermination`; one set later is disposed at once.
     @usableFromInline @exclusivity(unchecked) var hasTakenTermination = false
+    /// The attached observers, in the order they were attached, which is the order of their tokens
+    /// (tokens increase, and queued attachments are applied in FIFO order): so a token is found by
+    /// binary search. Changed only through `appendObserver(_:)`, `detachObserver(at:)` and
+    /// `detachAllObservers()`, which keep `deliveryList` in step.
     @usableFromInline @exclusivity(unchecked) var observers: ContiguousArray<Entry> = []
     /// The observers of `observers`, unretained, in order: what delivery iterates. `observers` keeps
-    /// them alive; whoever changes `observers` rebuilds this list (`observersChanged()`), and nobody
-    /// changes either while observers run, so delivery touches no reference count.
+    /// them alive; whoever changes `observers` changes this list with it, in place (its storage holds
+    /// `deliveryCapacity` elements and doubles when full, so adding or removing one observer copies no
+    /// list), and nobody changes either while observers run, so delivery touches no reference count.
     @usableFromInline @exclusivity(unchecked) var deliveryList =
         UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>(start: nil, count: 0)
+    /// How many elements `deliveryList`'s storage holds.
+    @usableFromInline @exclusivity(unchecked) var deliveryCapacity = 0
 
     @inlinable
     package init() {}
 
     deinit {
-        deliveryList.deallocate()
+        deliveryList.baseAddress?.deallocate()
     }
 
     /// The observer that sends into this core. Releasing it sends `.interrupted` (ignored if the
@@ -110,38 +117,65 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         precondition(previous == nil, "Internal inconsistency: a signal's termination disposable was set twice")
     }
 
-    /// The index of the observer attached as `token` in `observers`, if it is there.
+    /// The index of the observer attached as `token` in `observers`, if it is there: a binary search,
+    /// since `observers` is in token order.
     @usableFromInline
     func indexOfObserver(_ token: UInt64) -> Int? {
         observers.withUnsafeBufferPointer { entries in
-            var index = 0
-            while index < entries.count {
-                if entries[index].token == token { return index }
-                index += 1
+            var (low, high) = (0, entries.count)
+            while low < high {
+                let middle = low + (high - low) / 2
+                let found = entries[middle].token
+                if found == token { return middle }
+                if found < token { low = middle + 1 } else { high = middle }
             }
             return nil
         }
     }
 
-    /// Rebuilds `deliveryList` from `observers`. Called by the owner of `observers` after each change.
+    /// Attaches `entry` last. Called by the owner of `observers`.
     @usableFromInline
-    func observersChanged() {
-        deliveryList.deallocate()
-        guard !observers.isEmpty else {
-            deliveryList = UnsafeMutableBufferPointer(start: nil, count: 0)
-            return
+    func appendObserver(_ entry: Entry) {
+        assert(
+            observers.last.map { $0.token < entry.token } ?? true,
+            "Internal inconsistency: observers attached out of token order")
+        observers.append(entry)
+        let count = deliveryList.count
+        var base = deliveryList.baseAddress
+        if count == deliveryCapacity {
+            let capacity = Swift.max(4, deliveryCapacity * 2)
+            let grown = UnsafeMutablePointer<Unmanaged<Observer<Value, Error>>>.allocate(capacity: capacity)
+            if let base { grown.moveInitialize(from: base, count: count) }
+            base?.deallocate()
+            base = grown
+            deliveryCapacity = capacity
         }
-        let list = UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>.allocate(capacity: observers.count)
-        // A plain index loop over the buffer: this runs unspecialized (observers are added and removed
-        // through generic code), where `enumerated()` cost three allocations per observer.
-        observers.withUnsafeBufferPointer { entries in
-            var index = 0
-            while index < entries.count {
-                list.initializeElement(at: index, to: Unmanaged.passUnretained(entries[index].observer))
-                index += 1
-            }
-        }
-        deliveryList = list
+        let storage = base!
+        (storage + count).initialize(to: Unmanaged.passUnretained(entry.observer))
+        deliveryList = UnsafeMutableBufferPointer(start: storage, count: count + 1)
+    }
+
+    /// Detaches the observer at `index` and returns its entry (to be released with no lock held).
+    /// Called by the owner of `observers`.
+    @usableFromInline
+    func detachObserver(at index: Int) -> Entry {
+        let entry = observers.remove(at: index)
+        let count = deliveryList.count
+        let base = deliveryList.baseAddress!
+        // The elements are trivial (unretained references): moving them back is a memmove.
+        (base + index).moveInitialize(from: base + index + 1, count: count - index - 1)
+        deliveryList = UnsafeMutableBufferPointer(start: base, count: count - 1)
+        return entry
+    }
+
+    /// Detaches every observer and returns them (to be released with no lock held, or notified).
+    /// Called by the owner of `observers`.
+    @usableFromInline
+    func detachAllObservers() -> ContiguousArray<Entry> {
+        let all = observers
+        observers = []
+        deliveryList = UnsafeMutableBufferPointer(start: deliveryList.baseAddress, count: 0)
+        return all
     }
 
     // MARK: Sending
@@ -244,9 +278,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
             return onTermination
         }
         disposable?.dispose()
-        var notified = observers
-        observers = []
-        observersChanged()
+        var notified = detachAllObservers()
         for entry in notified {
             entry.observer.action(event)
         }
@@ -285,8 +317,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
                     lock.unlock()
                     entry.observer.action(terminal)
                 } else {
-                    observers.append(entry)
-                    observersChanged()
+                    appendObserver(entry)
                     lock.unlock()
                 }
                 withExtendedLifetime(entry) {}
@@ -319,13 +350,12 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         var index = 0
         while index < pendingRemovals.count {
             if let position = indexOfObserver(pendingRemovals[index]) {
-                removed.append(observers.remove(at: position))
+                removed.append(detachObserver(at: position))
                 pendingRemovals.remove(at: index)
             } else {
                 index += 1  // its `.add` is still queued
             }
         }
-        if !removed.isEmpty { observersChanged() }
         return removed
     }
 
@@ -382,8 +412,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         observerCount += 1
         let entry = Entry(token: token, observer: observer)
         if takeDeliveringRoleOrMarkPending() {
-            observers.append(entry)
-            observersChanged()
+            appendObserver(entry)
             releaseDeliveringRole()
         } else {
             pending.append(.add(entry))
@@ -406,8 +435,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         var removed: Entry?
         if takeDeliveringRoleOrMarkPending() {
             if let index = indexOfObserver(token) {
-                removed = observers.remove(at: index)
-                observersChanged()
+                removed = detachObserver(at: index)
             }
             releaseDeliveringRole()
         } else {

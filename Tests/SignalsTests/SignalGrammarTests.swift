@@ -58,6 +58,38 @@ struct SignalGrammarTests {
         #expect(log.value == expected)
     }
 
+    @Test("Observers disposed anywhere in the list, and added past its growth, keep the order of the rest")
+    func observerOrderThroughChurn() {
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let log = LockedTestValue<[Int]>([])
+        var disposables: [Int: Disposable] = [:]
+        func add(_ index: Int) {
+            disposables[index] = signal.observeValues { _ in log.withValue { $0.append(index) } }
+        }
+        var expected: [Int] = []
+        for index in 0..<40 { add(index) }  // the list grows past its first capacities
+        expected = Array(0..<40)
+        for index in [0, 39, 17, 18, 3] {  // the first, the last, two neighbours, and one more
+            disposables[index]?.dispose()
+            expected.removeAll { $0 == index }
+            disposables[index]?.dispose()  // twice: changes nothing
+        }
+        for index in 40..<45 { add(index) }
+        expected += Array(40..<45)
+        for index in stride(from: 1, to: 45, by: 4) where expected.contains(index) {
+            disposables[index]?.dispose()
+            expected.removeAll { $0 == index }
+        }
+
+        input.send(value: 1)
+        #expect(log.value == expected)
+        log.withValue { $0.removeAll() }
+        for index in expected { disposables[index]?.dispose() }
+        add(100)
+        input.send(value: 2)
+        #expect(log.value == [100])
+    }
+
     @Test("An observer added during delivery receives events from the next one on")
     func addDuringDelivery() {
         let (signal, input) = Signal<Int, TestError>.pipe()
