@@ -210,8 +210,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         case .none, .wait:
             break
         case .start:
-            // Decided here, after the reply: nothing can end or cancel this effect before it starts
-            // (this thread holds the processing role).
+            // Decided here, after the reply: nothing can end this effect's lifetime before it starts
+            // (this thread holds the processing role). A termination asked for meanwhile, by an
+            // observer of the reply or of this event, is performed after this input: it untracks the
+            // effect at once, then ends its lifetime and reports it cancelled once it has started.
             emit(EffectEvent(id: record.id, key: record.key, kind: .started(by: pending.input)))
             startCommitted(record)
         case .drop:

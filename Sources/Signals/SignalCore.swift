@@ -141,6 +141,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
             "Internal inconsistency: observers attached out of token order")
         observers.append(entry)
         let count = deliveryList.count
+        assert(count + 1 == observers.count, "Internal inconsistency: the delivery list is out of step")
         var base = deliveryList.baseAddress
         if count == deliveryCapacity {
             let capacity = Swift.max(4, deliveryCapacity * 2)
@@ -161,6 +162,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     func detachObserver(at index: Int) -> Entry {
         let entry = observers.remove(at: index)
         let count = deliveryList.count
+        assert(count == observers.count + 1, "Internal inconsistency: the delivery list is out of step")
         let base = deliveryList.baseAddress!
         // The elements are trivial (unretained references): moving them back is a memmove.
         (base + index).moveInitialize(from: base + index + 1, count: count - index - 1)
