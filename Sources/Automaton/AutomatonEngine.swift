@@ -279,11 +279,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// ended). Its observer is its record's (see `EffectRecord.makeObserver()`).
     @inlinable
     func start(_ record: EffectRecord<State, Input>) {
-        // Taken out of the record: the thread that starts an effect is the only one that reads it.
-        guard let effect = record.effect else { return }
-        record.effect = nil
-        guard !record.lifetime.hasEnded else { return }
-        effect.run(record.makeObserver(), lifetime: record.lifetime)
+        run(record, ifNotCancelled: !record.hasEnded)
     }
 
     /// Starts the effect of `record`, which this thread has just committed, holding the processing
@@ -292,9 +288,17 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// the input in hand). So, unlike `start(_:)`, it skips reading the lifetime under its lock.
     @inlinable
     func startCommitted(_ record: EffectRecord<State, Input>) {
+        assert(!record.hasEnded, "Internal inconsistency: a committed effect was cancelled before it started")
+        run(record, ifNotCancelled: true)
+    }
+
+    /// Takes the producer out of `record` (the thread that starts an effect is the only one that reads
+    /// it) and, if `notCancelled`, runs it with the record's observer and the record as its lifetime.
+    @inlinable @inline(__always)
+    func run(_ record: EffectRecord<State, Input>, ifNotCancelled notCancelled: Bool) {
         guard let effect = record.effect else { return }
         record.effect = nil
-        assert(!record.hasEnded, "Internal inconsistency: a committed effect was cancelled before it started")
+        guard notCancelled else { return }
         effect.run(record.makeObserver(), lifetime: record)
     }
 

@@ -70,7 +70,7 @@ open class Lifetime: @unchecked Sendable {
         return lifetime.add(.disposable(disposable))
     }
 
-    private final func add(_ cleanup: Cleanup) -> Disposable? {
+    private func add(_ cleanup: Cleanup) -> Disposable? {
         guard let token = lock.withLock({ list.add(cleanup) }) else {
             cleanup.run()
             return nil

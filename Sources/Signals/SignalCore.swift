@@ -86,8 +86,8 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// list), and nobody changes either while observers run, so delivery touches no reference count.
     @usableFromInline @exclusivity(unchecked) var deliveryList =
         UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>(start: nil, count: 0)
-    /// How many elements `deliveryList`'s storage holds.
-    @usableFromInline @exclusivity(unchecked) var deliveryCapacity = 0
+    /// How many elements `deliveryList`'s storage holds (package-visible for the tests).
+    @exclusivity(unchecked) package private(set) var deliveryCapacity = 0
 
     @inlinable
     package init() {}
@@ -170,13 +170,16 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         return entry
     }
 
-    /// Detaches every observer and returns them (to be released with no lock held, or notified).
-    /// Called by the owner of `observers`.
+    /// Detaches every observer and returns them, to be notified of the terminal event: no observer is
+    /// attached after it, so the delivery list's storage is freed too. Called by the owner of
+    /// `observers`.
     @usableFromInline
     func detachAllObservers() -> ContiguousArray<Entry> {
         let all = observers
         observers = []
-        deliveryList = UnsafeMutableBufferPointer(start: deliveryList.baseAddress, count: 0)
+        deliveryList.baseAddress?.deallocate()
+        deliveryList = UnsafeMutableBufferPointer(start: nil, count: 0)
+        deliveryCapacity = 0
         return all
     }
 

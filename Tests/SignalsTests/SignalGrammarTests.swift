@@ -88,6 +88,9 @@ struct SignalGrammarTests {
         add(100)
         input.send(value: 2)
         #expect(log.value == [100])
+        #expect(signal.core.deliveryCapacity >= 40, "the list's storage outlives its observers")
+        input.sendCompleted()
+        #expect(signal.core.deliveryCapacity == 0, "no observer is attached after the end: the storage is freed")
     }
 
     @Test("An observer added during delivery receives events from the next one on")
