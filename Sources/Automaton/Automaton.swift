@@ -223,4 +223,10 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     package var trackedEffectCount: Int {
         engine.machine.withCriticalRegion { $0.tracked.count }
     }
+
+    /// The keys the engine's key table holds (those with running or waiting effects, and those left
+    /// idle since the table last swept), and its number of slots. For tests.
+    package var keyTableSize: (keys: Int, slots: Int) {
+        engine.machine.withCriticalRegion { ($0.groups.count, $0.groups.capacity) }
+    }
 }

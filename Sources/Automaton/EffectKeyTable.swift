@@ -10,14 +10,19 @@
 /// Package-internal: the engine's bookkeeping, exposed to the package's tests only.
 @usableFromInline
 package struct EffectKeyTable<Value> {
+    /// A key and its value.
     @usableFromInline
-    struct Entry {
-        @usableFromInline let key: EffectKey
-        @usableFromInline var value: Value
+    package struct Entry {
+        @usableFromInline package let key: EffectKey
+        /// The key's storage, as an identity: a probe compares it first, which takes no reference (the
+        /// usual key is the very one its producer was made with, so this settles the comparison).
+        @usableFromInline let keyIdentity: ObjectIdentifier
+        @usableFromInline package var value: Value
 
         @inlinable
         init(key: EffectKey, value: Value) {
             self.key = key
+            self.keyIdentity = ObjectIdentifier(key.storage)
             self.value = value
         }
     }
@@ -36,6 +41,9 @@ package struct EffectKeyTable<Value> {
     @inlinable
     package var isEmpty: Bool { count == 0 }
 
+    /// The number of slots: for the package's tests.
+    package var capacity: Int { slots.count }
+
     /// The tag of a slot holding `hash`'s key: never 0, and the same low bits as `hash`.
     @inlinable @inline(__always)
     static func tag(of hash: Int) -> Int { hash | Int.min }
@@ -45,14 +53,22 @@ package struct EffectKeyTable<Value> {
     func probe(_ key: EffectKey) -> (index: Int, found: Bool) {
         let hash = key.storage.hash
         let tag = Self.tag(of: hash)
+        let identity = ObjectIdentifier(key.storage)
         return tags.withUnsafeBufferPointer { tags in
-            let mask = tags.count - 1
-            var index = hash & mask
-            while tags[index] != 0 {
-                if tags[index] == tag && slots[index]!.key == key { return (index, true) }
-                index = (index + 1) & mask
+            slots.withUnsafeBufferPointer { slots in
+                let mask = tags.count - 1
+                var index = hash & mask
+                while tags[index] != 0 {
+                    if tags[index] == tag
+                        && (slots[index].unsafelyUnwrapped.keyIdentity == identity
+                            || slots[index].unsafelyUnwrapped.key == key)
+                    {
+                        return (index, true)
+                    }
+                    index = (index + 1) & mask
+                }
+                return (index, false)
             }
-            return (index, false)
         }
     }
 
@@ -85,18 +101,36 @@ package struct EffectKeyTable<Value> {
         return body(&slots[index]!.value)
     }
 
-    /// Changes the value of `key` in place if there is one; `body` returns whether to keep it (false
-    /// removes it). Returns `body`'s result, or `nil` if `key` has no value.
-    @inlinable
-    package mutating func updateOrRemove<Result>(
-        _ key: EffectKey, _ body: (inout Value) -> (keep: Bool, result: Result)
-    ) -> Result? {
-        guard !slots.isEmpty else { return nil }
+    /// Inserts `value` for `key`, which must have none. If the table is full, it is first rebuilt
+    /// without the entries whose value `isStale` (`sweep(dropping:)`). Returns the entries dropped.
+    @inlinable @discardableResult
+    package mutating func insert(_ key: EffectKey, _ value: Value, sweeping isStale: (Value) -> Bool) -> [Entry] {
+        var dropped: [Entry] = []
+        if (count + 1) * 2 > slots.count { dropped = sweep(dropping: isStale) }
         let (index, found) = probe(key)
-        guard found else { return nil }
-        let (keep, result) = body(&slots[index]!.value)
-        if !keep { remove(at: index) }
-        return result
+        precondition(!found, "Internal inconsistency: a key inserted twice in the engine's key table")
+        slots[index] = Entry(key: key, value: value)
+        tags[index] = Self.tag(of: key.storage.hash)
+        count += 1
+        return dropped
+    }
+
+    /// Rebuilds the table without the entries whose value `isStale` (the engine's empty groups), in the
+    /// fewest slots (at least 8) that are at most a quarter full with one more entry, and returns the
+    /// entries dropped, in no particular order. So the table shrinks again after a burst of keys, and
+    /// the inserts that fill it again before the next rebuild it needs number at least a quarter of
+    /// its slots (a rebuild visits every slot once).
+    @usableFromInline @discardableResult
+    package mutating func sweep(dropping isStale: (Value) -> Bool) -> [Entry] {
+        var kept: [Entry] = []
+        var dropped: [Entry] = []
+        for case let entry? in slots {
+            if isStale(entry.value) { dropped.append(entry) } else { kept.append(entry) }
+        }
+        var size = 8
+        while (kept.count + 1) * 4 > size { size *= 2 }
+        rebuild(size: size, keeping: kept)
+        return dropped
     }
 
     /// Removes the value of `key` and returns it, if any.
@@ -110,17 +144,17 @@ package struct EffectKeyTable<Value> {
         return value
     }
 
-    /// Removes every value and returns them, in no particular order; the slots are kept.
+    /// Removes every entry and returns them, in no particular order; the slots are kept.
     @inlinable
-    package mutating func removeAll() -> [Value] {
-        var values: [Value] = []
-        values.reserveCapacity(count)
+    package mutating func removeAll() -> [Entry] {
+        var entries: [Entry] = []
+        entries.reserveCapacity(count)
         for index in slots.indices {
-            if let entry = slots[index].take() { values.append(entry.value) }
+            if let entry = slots[index].take() { entries.append(entry) }
             tags[index] = 0
         }
         count = 0
-        return values
+        return entries
     }
 
     /// Empties the slot at `index`, then moves back each entry of the cluster after it that could
@@ -149,12 +183,17 @@ package struct EffectKeyTable<Value> {
     /// Doubles the slots (8 at first) and re-inserts every entry.
     @usableFromInline
     mutating func grow() {
-        let old = slots
-        let size = Swift.max(8, old.count * 2)
+        rebuild(size: Swift.max(8, slots.count * 2), keeping: Array(slots.lazy.compactMap { $0 }))
+    }
+
+    /// Puts `entries` in `size` slots, which must be a power of two and more than twice as many.
+    @usableFromInline
+    mutating func rebuild(size: Int, keeping entries: [Entry]) {
         slots = ContiguousArray(repeating: nil, count: size)
         tags = ContiguousArray(repeating: 0, count: size)
+        count = entries.count
         let mask = size - 1
-        for case let entry? in old {
+        for entry in entries {
             let hash = entry.key.storage.hash
             var index = hash & mask
             while tags[index] != 0 { index = (index + 1) & mask }

@@ -81,6 +81,10 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
     /// The neighbours among the running effects of the same key, in start order (see `KeyGroup`).
     @usableFromInline @exclusivity(unchecked) var previousOfKey: Unmanaged<Record>?
     @usableFromInline @exclusivity(unchecked) var nextOfKey: Unmanaged<Record>?
+    /// The group of a running keyed effect (`nil` once it has left it, and while it waits), so that its
+    /// end reaches the group without looking its key up. Unretained: the key table owns its groups,
+    /// and removes a group only once empty (or when the engine terminates, after unlinking every record).
+    @usableFromInline @exclusivity(unchecked) var groupLink: Unmanaged<KeyGroup<State, Input>>?
 
     /// See `parentLink`.
     @inlinable

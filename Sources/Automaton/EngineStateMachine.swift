@@ -82,33 +82,45 @@ struct WaitingEffect<State: Sendable, Input: Sendable>: Sendable {
     }
 }
 
-/// The effects of one key.
+/// The effects of one key: the value of the engine's key table (`EngineStateMachine.groups`).
+///
+/// A class, so that an effect that ends reaches its group through its record (`EffectRecord.groupLink`)
+/// without looking its key up, and so that a group stays in the table, empty, after its last effect
+/// ended: the next effect of the key (usually soon, for a key is a role, like a connection attempt)
+/// finds it there, and neither inserts nor removes anything. Empty groups are swept out when the
+/// table would grow, and when they are most of it (`EngineStateMachine.group(for:into:)`).
+///
+/// Only ever read and changed under the engine's lock, so its fields skip the run-time exclusivity
+/// checks.
 @usableFromInline
-struct KeyGroup<State: Sendable, Input: Sendable>: Sendable {
+final class KeyGroup<State: Sendable, Input: Sendable>: @unchecked Sendable {
+    // Safe: every access is under the engine's lock (see above).
     @usableFromInline typealias Record = EffectRecord<State, Input>
 
     /// Started and not ended, in start order: a list linked through the records.
     ///
     /// The links are unretained, so that starting and ending a keyed effect costs no reference counting:
-    /// a record joins its group only once tracked, and leaves it (`removeRunning`, or its group's
-    /// removal) before it is forgotten, so the list of tracked effects keeps every linked record
-    /// alive. After `terminate` the removed groups' links dangle, and are never read.
-    @usableFromInline var firstRunning: Unmanaged<Record>?
-    @usableFromInline var lastRunning: Unmanaged<Record>?
+    /// a record joins its group only once tracked, and leaves it (`removeRunning`, or when the group is
+    /// cancelled or the engine terminates) before it is forgotten, so the list of tracked effects keeps
+    /// every linked record alive.
+    @usableFromInline @exclusivity(unchecked) var firstRunning: Unmanaged<Record>?
+    @usableFromInline @exclusivity(unchecked) var lastRunning: Unmanaged<Record>?
     /// Waiting (`.queue`) for the running ones to end, FIFO.
-    @usableFromInline var waiting = FIFOQueue<WaitingEffect<State, Input>>()
+    @usableFromInline @exclusivity(unchecked) var waiting = FIFOQueue<WaitingEffect<State, Input>>()
 
     @inlinable
     init() {}
 
+    /// No effect of the key runs or waits: the sweep may remove the group.
     @inlinable
     var isEmpty: Bool { firstRunning == nil && waiting.isEmpty }
 
     @inlinable
     var hasRunning: Bool { firstRunning != nil }
 
+    /// Links `record` last among the running effects, and links the record to this group.
     @inlinable
-    mutating func appendRunning(_ record: Record) {
+    func appendRunning(_ record: Record) {
         let link = Unmanaged.passUnretained(record)
         record.previousOfKey = lastRunning
         if let lastRunning {
@@ -117,10 +129,12 @@ struct KeyGroup<State: Sendable, Input: Sendable>: Sendable {
             firstRunning = link
         }
         lastRunning = link
+        record.groupLink = Unmanaged.passUnretained(self)
     }
 
+    /// Unlinks `record` from the running effects, and from this group.
     @inlinable
-    mutating func removeRunning(_ record: Record) {
+    func removeRunning(_ record: Record) {
         let (previous, next) = (record.previousOfKey, record.nextOfKey)
         if let previous {
             previous._withUnsafeGuaranteedRef { $0.nextOfKey = next }
@@ -134,6 +148,7 @@ struct KeyGroup<State: Sendable, Input: Sendable>: Sendable {
         }
         record.previousOfKey = nil
         record.nextOfKey = nil
+        record.groupLink = nil
     }
 }
 
@@ -152,6 +167,13 @@ struct CancelledEffect<State: Sendable, Input: Sendable>: Sendable {
     }
 }
 
+/// What `CancelledEffects` keeps to be released after the engine's lock.
+@usableFromInline
+enum Leftover<State: Sendable, Input: Sendable>: Sendable {
+    case waiting(WaitingEffect<State, Input>)
+    case key(EffectKey)
+}
+
 /// The effects one input cancels: usually none or one, kept inline; an array only beyond one.
 @usableFromInline
 struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
@@ -159,15 +181,16 @@ struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
     // nor releases one.
     @usableFromInline var first: CancelledEffect<State, Input>?
     @usableFromInline var rest: [CancelledEffect<State, Input>]?
-    /// Waiting effects cancelled with them: their producers must not be released under the engine's
-    /// lock, so they go out with the rest.
-    @usableFromInline var leftovers: [WaitingEffect<State, Input>]?
+    /// What must not be released under the engine's lock, so goes out with the rest: the producers of
+    /// waiting effects cancelled with them, and the keys the key table let go of (a key is a user's
+    /// value). One array for both, so that the usual input releases one `nil`, not two.
+    @usableFromInline var leftovers: [Leftover<State, Input>]?
 
     @inlinable
     init() {}
 
-    /// No effect was cancelled (`rest` is only made after `first`; `leftovers` only come with
-    /// cancelled effects, and are released with this value in any case).
+    /// No effect was cancelled (`rest` is only made after `first`; `leftovers` are released with this
+    /// value in any case).
     @inlinable
     var isEmpty: Bool { first == nil }
 
@@ -185,7 +208,19 @@ struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
     /// Keeps `effect`'s producer until these effects are let go of.
     @inlinable
     mutating func keep(_ effect: WaitingEffect<State, Input>) {
-        if leftovers == nil { leftovers = [effect] } else { leftovers!.append(effect) }
+        if leftovers == nil { leftovers = [.waiting(effect)] } else { leftovers!.append(.waiting(effect)) }
+    }
+
+    /// Keeps the keys of `entries` until these effects are let go of, and gives back the table's
+    /// reference to each entry's group (a group holds nothing of the user's once it is out of the table).
+    @inlinable
+    mutating func keepKeys(of entries: [EffectKeyTable<Unmanaged<KeyGroup<State, Input>>>.Entry]) {
+        guard !entries.isEmpty else { return }
+        if leftovers == nil { leftovers = [] }
+        for entry in entries {
+            leftovers!.append(.key(entry.key))
+            entry.value.release()
+        }
     }
 
     @inlinable
@@ -306,7 +341,13 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// Keyed effects waiting (`.queue`) for their key.
     @usableFromInline var waitingEffects = 0
     /// The keyed effects, by key.
-    @usableFromInline var groups = EffectKeyTable<KeyGroup<State, Input>>()
+    ///
+    /// The table holds one reference to each group, taken and given back by hand (`group(for:)`,
+    /// `terminate`), so that looking a group up costs no reference counting.
+    @usableFromInline var groups = EffectKeyTable<Unmanaged<KeyGroup<State, Input>>>()
+    /// How many of `groups` are empty (`KeyGroup.isEmpty`): kept in step wherever a group empties or
+    /// fills, so that the engine knows when to sweep them without looking at each.
+    @usableFromInline var idleGroups = 0
     /// The events of `effectEvents` decided while another thread held the emitter role, in the order
     /// they were decided; that thread sends them (see `EffectEventGate`).
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
@@ -402,8 +443,11 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             }
         }
         if let cancelKeys {
+            sweepIdleGroupsIfMost(into: &cancelled)
             for key in cancelKeys {
-                cancelGroup(key, into: &cancelled, byCancelRow: true)
+                if let group = groups[key] {
+                    group._withUnsafeGuaranteedRef { cancel($0, into: &cancelled, byCancelRow: true) }
+                }
             }
         }
 
@@ -413,32 +457,25 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             record.id = nextEffectID
             nextEffectID &+= 1
             if let policy = record.policy, let key = record.key {
-                switch policy.kind {
-                case .latest:
-                    cancelGroup(key, into: &cancelled, byCancelRow: false)
-                    decision = startKeyed(record, key: key)
-                case .first:
-                    // A group is removed once empty, so a key with a group has effects.
-                    if groups.contains(key) {
-                        decision = .drop
-                    } else {
-                        decision = startKeyed(record, key: key)
-                    }
-                case .queue:
-                    if groups.contains(key) {
+                sweepIdleGroupsIfMost(into: &cancelled)
+                decision = group(for: key, into: &cancelled)._withUnsafeGuaranteedRef { group in
+                    switch policy.kind {
+                    case .latest:
+                        cancel(group, into: &cancelled, byCancelRow: false)
+                        return startKeyed(record, in: group)
+                    case .first:
+                        return group.isEmpty ? startKeyed(record, in: group) : .drop
+                    case .queue:
+                        guard !group.isEmpty else { return startKeyed(record, in: group) }
                         record.isWaiting = true
                         tracked.append(record)
                         runningEffects += 1
                         waitingEffects += 1
-                        groups.update(key, default: { KeyGroup<State, Input>() }) {
-                            $0.waiting.append(WaitingEffect(record: record, input: pending.input))
-                        }
-                        decision = .wait
-                    } else {
-                        decision = startKeyed(record, key: key)
+                        group.waiting.append(WaitingEffect(record: record, input: pending.input))
+                        return .wait
+                    case .merge:
+                        return startKeyed(record, in: group)
                     }
-                case .merge:
-                    decision = startKeyed(record, key: key)
                 }
             } else {
                 if isLatest, let origin = pending.origin, origin.isTracked {
@@ -468,20 +505,82 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         return .committed
     }
 
-    /// Registers the keyed effect of `record` as running in its group.
+    /// Registers the keyed effect of `record` as running in `group`.
     @inlinable
-    mutating func startKeyed(_ record: Record, key: EffectKey) -> EffectDecision {
+    mutating func startKeyed(_ record: Record, in group: KeyGroup<State, Input>) -> EffectDecision {
+        if group.isEmpty { idleGroups -= 1 }
         tracked.append(record)
         runningEffects += 1
-        groups.update(key, default: { KeyGroup<State, Input>() }) { $0.appendRunning(record) }
+        group.appendRunning(record)
         return .start
     }
 
-    /// Cancels every running and waiting effect of `key` (and what they started), collecting them.
+    /// The group of `key`, made (empty) and put in the table if it has none. A group left empty when
+    /// its last effect ends stays in the table, so that the key's next effect finds it; the empty
+    /// groups are swept out when the table would grow (as the table rebuilds itself), and when they
+    /// are most of it (`sweepIdleGroupsIfMost`). The keys swept out go to `cancelled`, to be released
+    /// after the lock.
     @inlinable
-    mutating func cancelGroup(_ key: EffectKey, into cancelled: inout CancelledEffects<State, Input>, byCancelRow: Bool)
-    {
-        guard var group = groups.removeValue(forKey: key) else { return }
+    mutating func group(
+        for key: EffectKey, into cancelled: inout CancelledEffects<State, Input>
+    ) -> Unmanaged<KeyGroup<State, Input>> {
+        if let group = groups[key] { return group }
+        return insertGroup(for: key, into: &cancelled)
+    }
+
+    /// `group(for:into:)` for a key that has no group: out of line, to keep the usual path short.
+    @usableFromInline
+    mutating func insertGroup(
+        for key: EffectKey, into cancelled: inout CancelledEffects<State, Input>
+    ) -> Unmanaged<KeyGroup<State, Input>> {
+        let group = Unmanaged.passRetained(KeyGroup<State, Input>())
+        let swept = groups.insert(key, group, sweeping: Self.isIdle)
+        if !swept.isEmpty { sweptOut(swept, into: &cancelled) }
+        idleGroups += 1
+        return group
+    }
+
+    /// Sweeps the empty groups out of the table once they are more than 4 and more than those in use,
+    /// so that the keys of effects that have ended are let go of soon (at the next keyed effect or
+    /// cancel row), and the table stays within a small multiple of the keys in use. A sweep visits
+    /// every slot, and comes at most once per as many groups emptied as the table keeps: O(1) per
+    /// effect, amortized.
+    @inlinable
+    mutating func sweepIdleGroupsIfMost(into cancelled: inout CancelledEffects<State, Input>) {
+        guard idleGroups > 4, idleGroups * 2 > groups.count else { return }
+        sweepIdleGroups(into: &cancelled)
+    }
+
+    @usableFromInline
+    mutating func sweepIdleGroups(into cancelled: inout CancelledEffects<State, Input>) {
+        sweptOut(groups.sweep(dropping: Self.isIdle), into: &cancelled)
+    }
+
+    @inlinable
+    static func isIdle(_ group: Unmanaged<KeyGroup<State, Input>>) -> Bool {
+        group._withUnsafeGuaranteedRef { $0.isEmpty }
+    }
+
+    /// The table has just dropped `swept`: every empty group.
+    @usableFromInline
+    mutating func sweptOut(
+        _ swept: [EffectKeyTable<Unmanaged<KeyGroup<State, Input>>>.Entry],
+        into cancelled: inout CancelledEffects<State, Input>
+    ) {
+        assert(
+            swept.count == idleGroups, "Internal inconsistency: \(swept.count) groups swept, \(idleGroups) counted idle"
+        )
+        idleGroups = 0
+        cancelled.keepKeys(of: swept)
+    }
+
+    /// Cancels every running and waiting effect of `group` (and what they started), collecting them.
+    /// The group stays in the table, empty.
+    @inlinable
+    mutating func cancel(
+        _ group: KeyGroup<State, Input>, into cancelled: inout CancelledEffects<State, Input>, byCancelRow: Bool
+    ) {
+        if !group.isEmpty { idleGroups += 1 }
         var current = group.firstRunning
         group.firstRunning = nil
         group.lastRunning = nil
@@ -490,6 +589,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             current = record.nextOfKey
             record.previousOfKey = nil
             record.nextOfKey = nil
+            record.groupLink = nil
             cancelChain(from: record, into: &cancelled, byCancelRow: byCancelRow)
         }
         while let waiting = group.waiting.removeFirst() {
@@ -564,17 +664,15 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         record.hasFinished = true
         runningEffects -= 1
         var next: WaitingEffect<State, Input>?
-        if let key = record.key {
-            next =
-                groups.updateOrRemove(key) { group -> (keep: Bool, result: WaitingEffect<State, Input>?) in
-                    group.removeRunning(record)
-                    var next: WaitingEffect<State, Input>?
-                    if !group.hasRunning, let waiting = group.waiting.removeFirst() {
-                        group.appendRunning(waiting.record)
-                        next = waiting
-                    }
-                    return (!group.isEmpty, next)
-                } ?? nil
+        if let groupLink = record.groupLink {
+            groupLink._withUnsafeGuaranteedRef { group in
+                group.removeRunning(record)
+                if !group.hasRunning, let waiting = group.waiting.removeFirst() {
+                    group.appendRunning(waiting.record)
+                    next = waiting
+                }
+                if group.isEmpty { idleGroups += 1 }
+            }
             if let next {
                 next.record.isWaiting = false
                 waitingEffects -= 1
@@ -655,12 +753,18 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             }
             record.previousOfKey = nil
             record.nextOfKey = nil
+            record.groupLink = nil
             tracked.remove(record)
         }
         // The waiting effects' producers go out with them, to be released unlocked.
-        for var group in groups.removeAll() {
-            while let waiting = group.waiting.removeFirst() { effects.keep(waiting) }
+        let entries = groups.removeAll()
+        for entry in entries {
+            entry.value._withUnsafeGuaranteedRef { group in
+                while let waiting = group.waiting.removeFirst() { effects.keep(waiting) }
+            }
         }
+        idleGroups = 0
+        effects.keepKeys(of: entries)
         rootLatest = nil
         runningEffects = 0
         waitingEffects = 0

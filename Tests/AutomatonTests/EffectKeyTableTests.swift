@@ -4,10 +4,10 @@ import Testing
 /// The engine's table of keyed-effect groups, checked against a `Dictionary` doing the same work.
 @Suite("EffectKeyTable: the keyed groups' hash table")
 struct EffectKeyTableTests {
-    /// Random inserts, in-place changes, removals (which shift clusters back) and clears. The keys'
-    /// table hashes are drawn from the seed among 0..<12, so that the case replays exactly: keys
-    /// collide in every table size, and clusters wrap past the last slot. After each step every key
-    /// reads as in the model, and the count agrees.
+    /// Random inserts (sweeping stale entries), in-place changes, removals (which shift clusters back)
+    /// and clears. The keys' table hashes are drawn from the seed among 0..<12, so that the case
+    /// replays exactly: keys collide in every table size, and clusters wrap past the last slot. After
+    /// each step every key reads as in the model, and the count agrees.
     @Test("agrees with a Dictionary through random changes", arguments: [1, 2, 3, 4, 5] as [UInt64])
     func randomChanges(seed: UInt64) {
         var random = SeededGenerator(seed: seed)
@@ -27,20 +27,21 @@ struct EffectKeyTableTests {
                 model[raw, default: 0] += added
                 #expect(total == model[raw], "step \(step): update")
             case 40..<70:
-                let result = table.updateOrRemove(key) { value -> (keep: Bool, result: Int) in
-                    value -= 1
-                    return (value > 0, value)
-                }
-                if let old = model[raw] {
-                    #expect(result == old - 1, "step \(step): updateOrRemove")
-                    model[raw] = old > 1 ? old - 1 : nil
-                } else {
-                    #expect(result == nil, "step \(step): updateOrRemove of a missing key")
-                }
+                // A new key, sweeping out the entries whose value is 1 if the table is full.
+                guard model[raw] == nil else { continue }
+                let value = random.int(in: 1...3)
+                let dropped = table.insert(key, value, sweeping: { $0 == 1 })
+                let swept = model.filter { table[keys[$0.key]] == nil }
+                #expect(swept.values.allSatisfy { $0 == 1 }, "step \(step): only stale entries are swept")
+                #expect(
+                    dropped.map(\.value) == Array(repeating: 1, count: swept.count), "step \(step): the swept values")
+                for index in swept.keys { model[index] = nil }
+                model[raw] = value
+                #expect(table.capacity >= 8 && table.count * 2 <= table.capacity, "step \(step): at most half full")
             case 70..<98:
                 #expect(table.removeValue(forKey: key) == model.removeValue(forKey: raw), "step \(step): remove")
             default:
-                #expect(table.removeAll().sorted() == model.values.sorted(), "step \(step): removeAll")
+                #expect(table.removeAll().map(\.value).sorted() == model.values.sorted(), "step \(step): removeAll")
                 model.removeAll()
             }
             #expect(table.count == model.count, "step \(step): count")
@@ -49,6 +50,35 @@ struct EffectKeyTableTests {
                 #expect(table.contains(each) == (model[index] != nil), "step \(step): contains \(index)")
             }
         }
+    }
+
+    /// Keys that come and go, each left stale once used, as an engine's groups are left empty: the
+    /// table sweeps them out instead of growing, so it stays as small as what is live; a live key is
+    /// never swept.
+    @Test("a sweep keeps the table as small as its live keys")
+    func sweepBoundsTheTable() {
+        var table = EffectKeyTable<Int>()
+        let live = (0..<10).map { EffectKey("live \($0)") }
+        for key in live { table.insert(key, 0, sweeping: { $0 == 1 }) }
+        var swept = 0
+        for index in 0..<10_000 {
+            swept += table.insert(EffectKey(index), 1, sweeping: { $0 == 1 }).count
+            #expect(table.capacity <= 64, "after \(index + 1) keys: \(table.capacity) slots")
+        }
+        #expect(swept + table.count == 10_010)
+        #expect(live.allSatisfy { table[$0] == 0 })
+    }
+
+    /// After a burst of keys, a sweep that drops them gives the slots back; the live keys stay.
+    @Test("a sweep after a burst shrinks the table")
+    func sweepShrinks() {
+        var table = EffectKeyTable<Int>()
+        for index in 0..<1_000 { table.insert(EffectKey(index), index, sweeping: { _ in false }) }
+        #expect(table.count == 1_000 && table.capacity == 2_048)
+        let dropped = table.sweep(dropping: { $0 >= 3 })
+        #expect(dropped.map(\.value).sorted() == Array(3..<1_000))
+        #expect(table.count == 3 && table.capacity == 16)
+        #expect((0..<3).allSatisfy { table[EffectKey($0)] == $0 } && table[EffectKey(3)] == nil)
     }
 
     /// A cluster that wraps past the last slot: three keys whose home is the last of 8 slots, and
@@ -131,7 +161,6 @@ struct EffectKeyTableTests {
         #expect(table[EffectKey(0)] == nil)
         #expect(!table.contains(EffectKey(0)))
         #expect(table.removeValue(forKey: EffectKey(0)) == nil)
-        #expect(table.updateOrRemove(EffectKey(0)) { _ in (keep: true, result: 1) } == nil)
         #expect(table.removeAll().isEmpty)
     }
 }

@@ -571,4 +571,164 @@ struct KeyedEffectTests {
                 "effect events completed",
             ])
     }
+
+    /// A key per request: 10,000 one-off keys, each effect ending at once, beside 5 long-running keyed
+    /// effects. The engine lets idle keys go once they outnumber the keys in use (APIContracts: at
+    /// most twice the keys in use, plus 5), so the table stays as small as what runs; a key with a
+    /// running effect is never swept with the idle ones: a cancel row still finds it, and the others
+    /// still end by their timers.
+    @Test("one-off keys are swept out: the key table stays as small as what runs (10,000 keys)")
+    func oneOffKeysAreSweptOut() {
+        let scheduler = TestScheduler()
+        let automaton = Automaton<Int, SweepInput>(
+            state: 0,
+            mapping: { (state: Int, input: SweepInput) in
+                switch input {
+                case let .request(id):
+                    return (state, SignalProducer(value: .done(id)).keyed(id))
+                case let .watch(id):
+                    let watch = SignalProducer<SweepInput, Never>(value: .done(-id)).delay(.seconds(5), on: scheduler)
+                    return (state, watch.keyed("watch \(id)"))
+                case .done:
+                    return (state + 1, .empty)
+                case let .stop(id):
+                    return (state, .cancel("watch \(id)"))
+                }
+            })
+        let watchEvents = Locked<[String]>([])
+        automaton.effectEvents.observeValues { event in
+            if event.key?.description.hasPrefix("watch") == true {
+                watchEvents.withCriticalRegion { $0.append(event.description) }
+            }
+        }
+        for id in 0..<5 { automaton.send(.watch(id)) }
+        var largest = (keys: 0, slots: 0)
+        for id in 0..<10_000 {
+            automaton.send(.request(id))
+            let size = automaton.keyTableSize
+            largest = (max(largest.keys, size.keys), max(largest.slots, size.slots))
+        }
+        #expect(automaton.state.value == 10_000)
+        #expect(largest.keys <= 15 && largest.slots <= 64, "the key table grew to \(largest)")
+        #expect(automaton.runningEffectCount == 5)
+        automaton.send(.stop(1))
+        automaton.send(.stop(3))
+        #expect(automaton.runningEffectCount == 3)
+        scheduler.advance(by: .seconds(5))
+        #expect(automaton.state.value == 10_003)
+        #expect(automaton.runningEffectCount == 0)
+        #expect(
+            watchEvents.withCriticalRegion { $0 } == [
+                "effect 0 [watch 0] started by watch(0)", "effect 1 [watch 1] started by watch(1)",
+                "effect 2 [watch 2] started by watch(2)", "effect 3 [watch 3] started by watch(3)",
+                "effect 4 [watch 4] started by watch(4)",
+                "effect 1 [watch 1] cancelled by stop(1)", "effect 3 [watch 3] cancelled by stop(3)",
+                "effect 0 [watch 0] ended", "effect 2 [watch 2] ended", "effect 4 [watch 4] ended",
+            ])
+    }
+
+    /// A key that holds an object: once its effect has ended, the automaton lets the key go when its
+    /// table sweeps (a few other keys later), or when the automaton is released.
+    @Test("an idle key is let go when the key table sweeps, and when the automaton is released")
+    func idleKeysAreReleased() {
+        let keys = Locked<[WeakObjectKey]>([])
+        let make = {
+            Automaton<Int, Int>(
+                state: 0,
+                mapping: { (state: Int, input: Int) in
+                    let key = ObjectKey(id: input)
+                    keys.withCriticalRegion { $0.append(WeakObjectKey(key: key)) }
+                    return (state + 1, SignalProducer<Int, Never>.empty.keyed(key))
+                })
+        }
+        let alive = { keys.withCriticalRegion { $0.filter { $0.key != nil }.map { $0.id } } }
+        do {
+            let automaton = make()
+            automaton.send(0)
+            #expect(automaton.runningEffectCount == 0)
+            for input in 1...100 { automaton.send(input) }
+            #expect(automaton.state.value == 101)
+            #expect(!alive().contains(0), "the first key outlived 100 other keys")
+            #expect(alive().count <= 8, "idle keys kept: \(alive())")
+        }
+        #expect(alive() == [], "keys kept after the automaton's release: \(alive())")
+    }
+
+    /// A key is a user's value, so its release is user code: the engine lets go of a key after its
+    /// lock, so a key whose `deinit` sends to the automaton is sent, not deadlocked (under the lock,
+    /// this send would wait for that lock forever).
+    @Test("a key is released after the engine's lock: its deinit may send to the automaton")
+    func keyReleasedAfterTheLock() {
+        let owner = WeakAutomaton()
+        let automaton = Automaton<Int, Int>(
+            state: 0,
+            mapping: { (state: Int, input: Int) in
+                guard input >= 0 else { return (state + 1_000, .empty) }
+                let key = ObjectKey(id: input) { owner.automaton?.send(-1) }
+                return (state + 1, SignalProducer<Int, Never>.empty.keyed(key))
+            })
+        owner.automaton = automaton
+        let replies = Locked<[Int]>([])
+        automaton.replies.observeValues { reply in
+            replies.withCriticalRegion { $0.append(reply.isSuccess ? reply.input : -2) }
+        }
+        for input in 0..<100 { automaton.send(input) }
+        let kept = automaton.keyTableSize.keys
+        let released = 100 - kept
+        #expect(released >= 90, "only \(released) of 100 idle keys were let go")
+        #expect(automaton.state.value == 100 + 1_000 * released)
+        let recorded = replies.withCriticalRegion { $0 }
+        #expect(recorded.filter { $0 >= 0 } == Array(0..<100))
+        #expect(recorded.filter { $0 < 0 } == Array(repeating: -1, count: released))
+    }
+}
+
+/// A weak reference to an automaton, for a key's `deinit` to send to.
+private final class WeakAutomaton: @unchecked Sendable {
+    // Safe: set once, before any key can read it.
+    weak var automaton: Automaton<Int, Int>?
+}
+
+private enum SweepInput: Hashable, Sendable, CustomStringConvertible {
+    case request(Int), watch(Int), done(Int), stop(Int)
+
+    var description: String {
+        switch self {
+        case let .request(id): return "request(\(id))"
+        case let .watch(id): return "watch(\(id))"
+        case let .done(id): return "done(\(id))"
+        case let .stop(id): return "stop(\(id))"
+        }
+    }
+}
+
+/// A key that is an object, to see when the automaton lets it go.
+private final class ObjectKey: Hashable, Sendable {
+    let id: Int
+    let onDeinit: @Sendable () -> Void
+
+    init(id: Int, onDeinit: @escaping @Sendable () -> Void = {}) {
+        self.id = id
+        self.onDeinit = onDeinit
+    }
+
+    deinit {
+        onDeinit()
+    }
+
+    static func == (lhs: ObjectKey, rhs: ObjectKey) -> Bool { lhs.id == rhs.id }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+    }
+}
+
+private struct WeakObjectKey: Sendable {
+    weak var key: ObjectKey?
+    let id: Int
+
+    init(key: ObjectKey) {
+        self.key = key
+        self.id = key.id
+    }
 }
