@@ -198,7 +198,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             // Sent before the lifetimes end: their cleanup is user code, and must not run while this
             // thread holds the emitter role, or other threads' effect events would wait for it.
             for effect in cancelled {
-                effectEventsCore.send(.value(Self.cancellation(of: effect, by: pending.input)))
+                effectEventsCore.sendValue { Self.cancellation(of: effect, by: pending.input) }
             }
             finishEmitting()
         }
@@ -219,11 +219,11 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             // (this thread holds the processing role). A termination asked for meanwhile, by an
             // observer of the reply or of this event, is performed after this input: it untracks the
             // effect at once, then ends its lifetime and reports it cancelled once it has started.
-            emit(EffectEvent(id: record.id, key: record.key, kind: .started(by: pending.input)))
+            emit(record, .started(by: pending.input))
             startCommitted(record)
         case .drop:
             record.lifetime.end()
-            emit(EffectEvent(id: record.id, key: record.key, kind: .cancelled(.dropped(by: pending.input))))
+            emit(record, .cancelled(.dropped(by: pending.input)))
         }
     }
 
@@ -236,16 +236,18 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     // MARK: Effect events (see `EffectEventGate`)
 
-    /// Sends `event`, decided now by the thread holding the processing role (an effect's start or drop):
-    /// at once if it can take the emitter role, else queued for the thread that holds it.
+    /// Sends the event `kind` of `record`, decided now by the thread holding the processing role (an
+    /// effect's start or drop): at once if it can take the emitter role (building the event only if
+    /// `effectEvents` has an observer: an event retains its key), else queued for the thread that
+    /// holds it.
     @inlinable
-    func emit(_ event: EffectEvent<Input>) {
+    func emit(_ record: EffectRecord<State, Input>, _ kind: EffectEvent<Input>.Kind) {
         if eventGate.compareExchangeWord(expected: 0, desired: EffectEventGate.emitting) {
-            effectEventsCore.send(.value(event))
+            effectEventsCore.sendValue { EffectEvent(id: record.id, key: record.key, kind: kind) }
             finishEmitting()
             return
         }
-        sendInOrder(.value(event))
+        sendInOrder(.value(EffectEvent(id: record.id, key: record.key, kind: kind)))
     }
 
     /// Sends `event`, decided by the caller, after every effect event decided before it: takes the
@@ -333,11 +335,12 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         if sends {
             // Sent before the lifetime ends: its cleanup is user code, and must not run while this
             // thread holds the emitter role (see `process(_:)`).
-            effectEventsCore.send(.value(EffectEvent(id: record.id, key: record.key, kind: .ended)))
+            effectEventsCore.sendValue { EffectEvent(id: record.id, key: record.key, kind: .ended) }
             if let next {
                 let successor = next.record
-                effectEventsCore.send(
-                    .value(EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input))))
+                effectEventsCore.sendValue {
+                    EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input))
+                }
             }
             finishEmitting()
         }

@@ -204,6 +204,24 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         sendWithLockHeld(event)
     }
 
+    /// Sends the value `make()` returns, exactly as `send(.value(make()))` would, but makes it only if
+    /// someone can hear it: on the uncontended path with no observer, `make` is not called (the event
+    /// would reach nobody either way). `make` must be package code, never a user closure: it may run
+    /// while this thread holds the delivering role, or with the lock held. For events that cost
+    /// something to build (they retain what they carry), on a signal that often has no observer.
+    @inlinable @inline(__always)
+    package func sendValue(_ make: () -> Value) {
+        if lock.compareExchangeWord(expected: 0, desired: DeliveryState.delivering) {
+            if !deliveryList.isEmpty { deliverValue(.value(make())) }
+            if !lock.compareExchangeWord(expected: DeliveryState.delivering, desired: 0) {
+                drain()
+            }
+            return
+        }
+        lock.lock()
+        sendWithLockHeld(.value(make()))
+    }
+
     /// Sends `event` only if `condition`, evaluated under the lock together with the decision to queue
     /// or deliver, returns true. `condition` must be package code, never a user closure. Properties use
     /// it so that a change of value and the order of its notification cannot be separated.

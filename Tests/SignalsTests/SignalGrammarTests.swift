@@ -114,6 +114,35 @@ struct SignalGrammarTests {
         #expect(late.events == [.value(2), .completed])
     }
 
+    /// `SignalCore.sendValue` (the engine's effect events) builds a value only if someone can hear it,
+    /// and is otherwise `send(.value(_:))`: delivered in place, or queued behind a delivery in
+    /// progress (then built at once, for an observer added meanwhile may hear it).
+    @Test("sendValue builds a value only for observers, and orders it like send")
+    func sendValueBuildsOnlyForObservers() {
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let built = Locked<[Int]>([])
+        let make = { @Sendable (value: Int) -> Int in
+            built.withCriticalRegion { $0.append(value) }
+            return value
+        }
+        signal.core.sendValue { make(1) }  // nobody observes: not built
+        let recorder = EventRecorder<Int, TestError>()
+        let late = EventRecorder<Int, TestError>()
+        signal.observe { event in
+            recorder.record(event)
+            guard event == .value(2) else { return }
+            signal.core.sendValue { make(3) }  // queued behind this delivery
+            signal.observe(late.observer)
+            signal.core.sendValue { make(4) }
+        }
+        signal.core.sendValue { make(2) }
+        input.sendCompleted()
+        signal.core.sendValue { make(5) }  // after the end: nobody can hear it
+        #expect(built.withCriticalRegion { $0 } == [2, 3, 4, 5])
+        #expect(recorder.events == [.value(2), .value(3), .value(4), .completed])
+        #expect(late.events == [.value(4), .completed])
+    }
+
     @Test("An observer added during delivery receives exactly the events sent after it was added")
     func addDuringDeliveryAfterQueuedSend() {
         let (signal, input) = Signal<Int, TestError>.pipe()
