@@ -123,6 +123,8 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             switch machine.withCriticalRegion({ $0.next() }) {
             case let .process(pending):
                 process(pending)
+            case .discard:
+                continue
             case let .idle(completeReplies):
                 if completeReplies { complete() }
                 return

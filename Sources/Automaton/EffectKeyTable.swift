@@ -14,8 +14,9 @@ package struct EffectKeyTable<Value> {
     @usableFromInline
     package struct Entry {
         @usableFromInline package let key: EffectKey
-        /// The key's storage, as an identity: a probe compares it first, which takes no reference (the
-        /// usual key is the very one its producer was made with, so this settles the comparison).
+        /// The key's storage, as an identity: a probe compares it first, which takes no reference. A
+        /// mapping table's keyed effects carry the very key their row was made with, so this settles
+        /// their comparison; a key made anew per input is compared by value.
         @usableFromInline let keyIdentity: ObjectIdentifier
         @usableFromInline package var value: Value
 
@@ -101,11 +102,12 @@ package struct EffectKeyTable<Value> {
         return body(&slots[index]!.value)
     }
 
-    /// Inserts `value` for `key`, which must have none. If the table is full, it is first rebuilt
-    /// without the entries whose value `isStale` (`sweep(dropping:)`). Returns the entries dropped.
+    /// Inserts `value` for `key`, which must have none. If the table is half full, it is first rebuilt
+    /// without the entries whose value `isStale` (`sweep(dropping:)`): then returns the entries dropped
+    /// (perhaps none); `nil` if it was not rebuilt.
     @inlinable @discardableResult
-    package mutating func insert(_ key: EffectKey, _ value: Value, sweeping isStale: (Value) -> Bool) -> [Entry] {
-        var dropped: [Entry] = []
+    package mutating func insert(_ key: EffectKey, _ value: Value, sweeping isStale: (Value) -> Bool) -> [Entry]? {
+        var dropped: [Entry]?
         if (count + 1) * 2 > slots.count { dropped = sweep(dropping: isStale) }
         let (index, found) = probe(key)
         precondition(!found, "Internal inconsistency: a key inserted twice in the engine's key table")

@@ -87,8 +87,8 @@ struct WaitingEffect<State: Sendable, Input: Sendable>: Sendable {
 /// A class, so that an effect that ends reaches its group through its record (`EffectRecord.groupLink`)
 /// without looking its key up, and so that a group stays in the table, empty, after its last effect
 /// ended: the next effect of the key (usually soon, for a key is a role, like a connection attempt)
-/// finds it there, and neither inserts nor removes anything. Empty groups are swept out when the
-/// table would grow, and when they are most of it (`EngineStateMachine.group(for:into:)`).
+/// finds it there, and neither inserts nor removes anything. Empty groups are swept out once they are
+/// most of the table (`EngineStateMachine.group(for:into:)`).
 ///
 /// Only ever read and changed under the engine's lock, so its fields skip the run-time exclusivity
 /// checks.
@@ -172,6 +172,7 @@ struct CancelledEffect<State: Sendable, Input: Sendable>: Sendable {
 enum Leftover<State: Sendable, Input: Sendable>: Sendable {
     case waiting(WaitingEffect<State, Input>)
     case key(EffectKey)
+    case inputs(FIFOQueue<PendingInput<State, Input>>)
 }
 
 /// The effects one input cancels: usually none or one, kept inline; an array only beyond one.
@@ -182,8 +183,9 @@ struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
     @usableFromInline var first: CancelledEffect<State, Input>?
     @usableFromInline var rest: [CancelledEffect<State, Input>]?
     /// What must not be released under the engine's lock, so goes out with the rest: the producers of
-    /// waiting effects cancelled with them, and the keys the key table let go of (a key is a user's
-    /// value). One array for both, so that the usual input releases one `nil`, not two.
+    /// waiting effects cancelled with them, the keys the key table let go of (a key is a user's
+    /// value), and a termination's queued inputs. One array for all, so that the usual input releases
+    /// one `nil`, not three.
     @usableFromInline var leftovers: [Leftover<State, Input>]?
 
     @inlinable
@@ -209,6 +211,13 @@ struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
     @inlinable
     mutating func keep(_ effect: WaitingEffect<State, Input>) {
         if leftovers == nil { leftovers = [.waiting(effect)] } else { leftovers!.append(.waiting(effect)) }
+    }
+
+    /// Keeps the inputs of `queue` until these effects are let go of.
+    @inlinable
+    mutating func keep(_ queue: FIFOQueue<PendingInput<State, Input>>) {
+        guard !queue.isEmpty else { return }
+        if leftovers == nil { leftovers = [.inputs(queue)] } else { leftovers!.append(.inputs(queue)) }
     }
 
     /// Keeps the keys of `entries` until these effects are let go of, and gives back the table's
@@ -308,6 +317,10 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline
     enum NextAction {
         case process(PendingInput<State, Input>)
+        /// An input whose effect was cancelled after it was queued: the caller lets it go, after the
+        /// lock (it may hold the last reference to its effect's record, and so to its key, and the
+        /// input is a user's value), then asks again.
+        case discard(PendingInput<State, Input>)
         /// The queue is empty; processing stops. `completeReplies` if the automaton has finished.
         case idle(completeReplies: Bool)
         /// The automaton was terminated while this thread processed: processing stops, and this thread
@@ -342,8 +355,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var waitingEffects = 0
     /// The keyed effects, by key.
     ///
-    /// The table holds one reference to each group, taken and given back by hand (`group(for:)`,
-    /// `terminate`), so that looking a group up costs no reference counting.
+    /// The table holds one reference to each group, taken by hand in `insertGroup` and given back in
+    /// `CancelledEffects.keepKeys` (sweeps and termination) or the engine's `deinit`, so that looking a
+    /// group up costs no reference counting.
     @usableFromInline var groups = EffectKeyTable<Unmanaged<KeyGroup<State, Input>>>()
     /// How many of `groups` are empty (`KeyGroup.isEmpty`): kept in step wherever a group empties or
     /// fills, so that the engine knows when to sweep them without looking at each.
@@ -399,10 +413,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             gate.storeWord(ProcessingGate.blocked)
             return .terminate(termination, effects: effects)
         }
-        while let pending = queue.removeFirst() {
-            if let origin = pending.origin, !origin.isTracked {
-                continue  // its effect was cancelled after the input was queued
-            }
+        if let pending = queue.removeFirst() {
+            if let origin = pending.origin, !origin.isTracked { return .discard(pending) }
             return .process(pending)
         }
         // Give up the role; the fast path stays blocked unless the automaton is still active.
@@ -443,12 +455,12 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             }
         }
         if let cancelKeys {
-            sweepIdleGroupsIfMost(into: &cancelled)
             for key in cancelKeys {
                 if let group = groups[key] {
                     group._withUnsafeGuaranteedRef { cancel($0, into: &cancelled, byCancelRow: true) }
                 }
             }
+            sweepIdleGroupsIfMost(into: &cancelled)
         }
 
         // The effect that becomes the level's latest child: only an effect of the tree.
@@ -457,7 +469,6 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             record.id = nextEffectID
             nextEffectID &+= 1
             if let policy = record.policy, let key = record.key {
-                sweepIdleGroupsIfMost(into: &cancelled)
                 decision = group(for: key, into: &cancelled)._withUnsafeGuaranteedRef { group in
                     switch policy.kind {
                     case .latest:
@@ -477,6 +488,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                         return startKeyed(record, in: group)
                     }
                 }
+                // After the effect has joined its group (or found it busy and been dropped), so that the
+                // key in hand is never swept.
+                sweepIdleGroupsIfMost(into: &cancelled)
             } else {
                 if isLatest, let origin = pending.origin, origin.isTracked {
                     record.parent = origin
@@ -517,9 +531,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     /// The group of `key`, made (empty) and put in the table if it has none. A group left empty when
     /// its last effect ends stays in the table, so that the key's next effect finds it; the empty
-    /// groups are swept out when the table would grow (as the table rebuilds itself), and when they
-    /// are most of it (`sweepIdleGroupsIfMost`). The keys swept out go to `cancelled`, to be released
-    /// after the lock.
+    /// groups are swept out once they are most of the table (`mostAreIdle`): after a keyed effect
+    /// joins its group or a cancel row (`sweepIdleGroupsIfMost`), or as the table grows. The keys
+    /// swept out go to `cancelled`, to be released after the lock.
     @inlinable
     mutating func group(
         for key: EffectKey, into cancelled: inout CancelledEffects<State, Input>
@@ -534,22 +548,29 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         for key: EffectKey, into cancelled: inout CancelledEffects<State, Input>
     ) -> Unmanaged<KeyGroup<State, Input>> {
         let group = Unmanaged.passRetained(KeyGroup<State, Input>())
-        let swept = groups.insert(key, group, sweeping: Self.isIdle)
-        if !swept.isEmpty { sweptOut(swept, into: &cancelled) }
+        // A full table grows, dropping its empty groups only if they are most of it (as below).
+        let sweeps = mostAreIdle
+        if let swept = groups.insert(key, group, sweeping: { sweeps && Self.isIdle($0) }), !swept.isEmpty {
+            sweptOut(swept, into: &cancelled)
+        }
         idleGroups += 1
         return group
     }
 
-    /// Sweeps the empty groups out of the table once they are more than 4 and more than those in use,
+    /// Sweeps the empty groups out of the table once they are more than 8 and more than those in use,
     /// so that the keys of effects that have ended are let go of soon (at the next keyed effect or
-    /// cancel row), and the table stays within a small multiple of the keys in use. A sweep visits
-    /// every slot, and comes at most once per as many groups emptied as the table keeps: O(1) per
-    /// effect, amortized.
+    /// cancel row), and the table stays within a small multiple of the keys in use; a rotation of up
+    /// to 9 keys never sweeps. A sweep visits every slot, and comes at most once per as many groups
+    /// emptied as the table keeps: O(1) per effect, amortized.
     @inlinable
     mutating func sweepIdleGroupsIfMost(into cancelled: inout CancelledEffects<State, Input>) {
-        guard idleGroups > 4, idleGroups * 2 > groups.count else { return }
+        guard mostAreIdle else { return }
         sweepIdleGroups(into: &cancelled)
     }
+
+    /// The empty groups are more than 8 and more than those in use.
+    @inlinable
+    var mostAreIdle: Bool { idleGroups > 8 && idleGroups * 2 > groups.count }
 
     @usableFromInline
     mutating func sweepIdleGroups(into cancelled: inout CancelledEffects<State, Input>) {
@@ -744,9 +765,12 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         guard phase != .terminated else { return nil }
         phase = .terminated
         blockFastPath()
-        queue.removeAll()
-        // Effects that have ended were reported so; only their queued inputs were left.
         var effects = CancelledEffects<State, Input>()
+        // The queued inputs go out with the effects, to be released unlocked: user values, which
+        // hold the last references to the records of effects that have ended (and so to their keys).
+        effects.keep(queue)
+        queue = FIFOQueue()
+        // Effects that have ended were reported so; only their queued inputs were left.
         while let record = tracked.first {
             if !record.hasFinished {
                 effects.append(CancelledEffect(record, byCancelRow: false))

@@ -573,10 +573,10 @@ struct KeyedEffectTests {
     }
 
     /// A key per request: 10,000 one-off keys, each effect ending at once, beside 5 long-running keyed
-    /// effects. The engine lets idle keys go once they outnumber the keys in use (APIContracts: at
-    /// most twice the keys in use, plus 5), so the table stays as small as what runs; a key with a
-    /// running effect is never swept with the idle ones: a cancel row still finds it, and the others
-    /// still end by their timers.
+    /// effects. The engine lets idle keys go once they are more than 8 and outnumber the keys in use
+    /// (APIContracts: at most twice the keys in use, plus 9), so the table stays as small as what runs;
+    /// a key with a running effect is never swept with the idle ones: a cancel row still finds it, and
+    /// the others still end by their timers.
     @Test("one-off keys are swept out: the key table stays as small as what runs (10,000 keys)")
     func oneOffKeysAreSweptOut() {
         let scheduler = TestScheduler()
@@ -625,6 +625,27 @@ struct KeyedEffectTests {
                 "effect 1 [watch 1] cancelled by stop(1)", "effect 3 [watch 3] cancelled by stop(3)",
                 "effect 0 [watch 0] ended", "effect 2 [watch 2] ended", "effect 4 [watch 4] ended",
             ])
+    }
+
+    /// Keys used in turn, each effect ending before the next starts: up to 9 keys keep their groups
+    /// (each effect finds its key's group, nothing is swept); with 10, the idle ones outnumber the
+    /// one in use by more than 8, and are swept as the 10th key's effect starts.
+    @Test("a rotation of up to 9 keys keeps its groups; a 10th key sweeps the idle ones")
+    func rotatingKeys() {
+        let automaton = Automaton<Int, Int>(
+            state: 0,
+            mapping: { (state: Int, input: Int) in
+                (state + 1, SignalProducer<Int, Never>.empty.keyed(input % 1_000))
+            })
+        var sizes: [Int] = []
+        for round in 0..<3 {
+            for key in 0..<9 { automaton.send(round * 1_000 + key) }
+            sizes.append(automaton.keyTableSize.keys)
+        }
+        #expect(sizes == [9, 9, 9])
+        automaton.send(9)
+        #expect(automaton.keyTableSize.keys == 1, "only the key in use is left")
+        #expect(automaton.state.value == 28)
     }
 
     /// A key that holds an object: once its effect has ended, the automaton lets the key go when its
