@@ -83,6 +83,13 @@ package struct EffectKeyTable<Value> {
     @inlinable
     package subscript(_ key: EffectKey) -> Value? {
         guard !slots.isEmpty else { return nil }
+        // The usual case first, inline: the key itself, in its home slot.
+        let home = key.storage.hash & (slots.count - 1)
+        if tags[home] == Self.tag(of: key.storage.hash),
+            let entry = slots[home], entry.keyIdentity == ObjectIdentifier(key.storage)
+        {
+            return entry.value
+        }
         let (index, found) = probe(key)
         return found ? slots[index]?.value : nil
     }

@@ -688,7 +688,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         if let groupLink = record.groupLink {
             groupLink._withUnsafeGuaranteedRef { group in
                 group.removeRunning(record)
-                if !group.hasRunning, let waiting = group.waiting.removeFirst() {
+                if !group.hasRunning, !group.waiting.isEmpty, let waiting = group.waiting.removeFirst() {
                     group.appendRunning(waiting.record)
                     next = waiting
                 }
