@@ -5,12 +5,12 @@ import Signals
 /// Effects with equal keys form a group that their policy (`EffectPolicy`) governs and that a
 /// `.cancel(key)` row cancels. Two keys are equal when their values are of the same type (the
 /// value's own type, whatever the static type it was passed as) and equal: `1` and `UInt(1)` are two
-/// keys, although `AnyHashable` would bridge them; `EffectKey(AnyHashable(k))` is the key `k`.
+/// keys, although `AnyHashable` would bridge them; `EffectKey(k)` of an `EffectKey` `k` is `k`.
 public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
     /// The key, boxed: an `EffectKey` is one reference, so that effects, their events and the
     /// engine's bookkeeping copy it without going through `AnyHashable`'s value witnesses.
     @usableFromInline
-    final class Storage: @unchecked Sendable {
+    class Storage: @unchecked Sendable {
         // Safe: `value`, `hash` and `type` are immutable, and `value` only ever wraps a `Sendable`
         // value (`EffectKey.init` requires one); `AnyHashable` adds no mutable state of its own.
         @usableFromInline let value: AnyHashable
@@ -25,6 +25,13 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
             self.value = value
             self.hash = hash ?? Storage.spread(value.hashValue)
             self.type = ObjectIdentifier(Swift.type(of: value.base))
+        }
+
+        /// Whether `other`, whose value has the same type and hash, wraps an equal value: through
+        /// `AnyHashable` here; `TypedStorage` compares its own type's values directly.
+        @usableFromInline
+        func isEqual(to other: Storage) -> Bool {
+            value == other.value
         }
 
         /// Mixes every bit of `hash` into every bit of the result (murmur3's 64-bit finalizer), so that
@@ -42,6 +49,32 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The storage of a key made from a value of type `Key`, which compares two such values with
+    /// `Key`'s own `==`: `AnyHashable`'s equality would first look up each value's canonical box
+    /// through the runtime (about 1,000 instructions for two `Int`s, under the engine's lock, at each
+    /// lookup of a key made anew).
+    @usableFromInline
+    final class TypedStorage<Key: Hashable & Sendable>: Storage, @unchecked Sendable {
+        // Safe: `key` is immutable and `Sendable`.
+        @usableFromInline let key: Key
+
+        @usableFromInline
+        init(_ key: Key, hash: Int? = nil) {
+            self.key = key
+            super.init(AnyHashable(key), hash: hash)
+        }
+
+        @usableFromInline
+        override func isEqual(to other: Storage) -> Bool {
+            // The same class is the same `Key`; otherwise (a value passed as another static type: a
+            // subclass instance as its superclass), the values compare as `AnyHashable`s.
+            guard ObjectIdentifier(Swift.type(of: other)) == ObjectIdentifier(Swift.type(of: self)) else {
+                return super.isEqual(to: other)
+            }
+            return key == unsafeDowncast(other, to: TypedStorage<Key>.self).key
+        }
+    }
+
     @usableFromInline let storage: Storage
 
     /// The key, type-erased.
@@ -53,7 +86,7 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
         if let key = key as? EffectKey {
             self = key
         } else {
-            storage = Storage(AnyHashable(key))
+            storage = TypedStorage(key)
         }
     }
 
@@ -64,7 +97,7 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
     /// The key `key` with the table hash `hash` instead of its own: for the package's tests, which
     /// place keys in chosen slots of the engine's key table.
     package init<Key: Hashable & Sendable>(_ key: Key, tableHash hash: Int) {
-        storage = Storage(AnyHashable(key), hash: hash)
+        storage = TypedStorage(key, hash: hash)
     }
 
     /// Whether the two keys wrap equal values of the same (dynamic) type.
@@ -72,7 +105,7 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
     public static func == (lhs: EffectKey, rhs: EffectKey) -> Bool {
         lhs.storage === rhs.storage
             || (lhs.storage.hash == rhs.storage.hash && lhs.storage.type == rhs.storage.type
-                && lhs.storage.value == rhs.storage.value)
+                && lhs.storage.isEqual(to: rhs.storage))
     }
 
     /// Hashes the wrapped value (its hash is computed once, when the key is made).

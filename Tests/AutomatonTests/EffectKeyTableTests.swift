@@ -146,6 +146,10 @@ struct EffectKeyTableTests {
         #expect(table[EffectKey(UInt(1))] == nil)
         #expect(EffectKey(1) != EffectKey(UInt(1)), "AnyHashable bridges numbers; keys must not")
         #expect(EffectKey(1) == EffectKey(EffectKey(1)))
+        // Keys made apart: compared by `Int`'s `==` (the same static key type), or, for values passed
+        // as different static types, as `AnyHashable`s.
+        #expect(EffectKey(1) == EffectKey(1) && EffectKey(1) != EffectKey(2))
+        #expect(EffectKey(KeyDog(name: "rex") as KeyAnimal) != EffectKey(KeyDog(name: "max")))
         let dog = KeyDog(name: "rex")
         #expect(EffectKey(dog as KeyAnimal) == EffectKey(dog), "a key's type is its value's own type")
         #expect(EffectKey(dog as KeyAnimal).hashValue == EffectKey(dog).hashValue)
