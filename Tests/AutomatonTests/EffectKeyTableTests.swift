@@ -150,6 +150,13 @@ struct EffectKeyTableTests {
         // as different static types, as `AnyHashable`s.
         #expect(EffectKey(1) == EffectKey(1) && EffectKey(1) != EffectKey(2))
         #expect(EffectKey(KeyDog(name: "rex") as KeyAnimal) != EffectKey(KeyDog(name: "max")))
+        // With equal table hashes (as colliding keys have), the values themselves decide, on both paths.
+        #expect(EffectKey(1, tableHash: 5) != EffectKey(2, tableHash: 5))
+        #expect(EffectKey(1, tableHash: 5) == EffectKey(1, tableHash: 5))
+        let rex = KeyDog(name: "rex")
+        #expect(EffectKey(rex as KeyAnimal, tableHash: 5) != EffectKey(KeyDog(name: "max"), tableHash: 5))
+        #expect(EffectKey(KeyDog(name: "max"), tableHash: 5) != EffectKey(rex as KeyAnimal, tableHash: 5))
+        #expect(EffectKey(rex as KeyAnimal, tableHash: 5) == EffectKey(KeyDog(name: "rex"), tableHash: 5))
         let dog = KeyDog(name: "rex")
         #expect(EffectKey(dog as KeyAnimal) == EffectKey(dog), "a key's type is its value's own type")
         #expect(EffectKey(dog as KeyAnimal).hashValue == EffectKey(dog).hashValue)

@@ -628,23 +628,31 @@ struct KeyedEffectTests {
     }
 
     /// Keys used in turn, each effect ending before the next starts: up to 9 keys keep their groups
-    /// (each effect finds its key's group, nothing is swept); with 10, the idle ones outnumber the
-    /// one in use by more than 8, and are swept as the 10th key's effect starts.
+    /// (each effect finds its key's group, nothing is swept or made again: the key objects of the
+    /// first round, which the groups hold, stay alive through later rounds, whose equal keys are new
+    /// objects); with 10, the idle ones outnumber the one in use by more than 8, and are swept as the
+    /// 10th key's effect starts.
     @Test("a rotation of up to 9 keys keeps its groups; a 10th key sweeps the idle ones")
     func rotatingKeys() {
+        let keys = Locked<[WeakObjectKey]>([])
         let automaton = Automaton<Int, Int>(
             state: 0,
             mapping: { (state: Int, input: Int) in
-                (state + 1, SignalProducer<Int, Never>.empty.keyed(input % 1_000))
+                let key = ObjectKey(id: input % 1_000)
+                keys.withCriticalRegion { $0.append(WeakObjectKey(key: key)) }
+                return (state + 1, SignalProducer<Int, Never>.empty.keyed(key))
             })
+        let firstRoundAlive = { keys.withCriticalRegion { $0.prefix(9).filter { $0.key != nil }.map(\.id) } }
         var sizes: [Int] = []
         for round in 0..<3 {
             for key in 0..<9 { automaton.send(round * 1_000 + key) }
             sizes.append(automaton.keyTableSize.keys)
+            #expect(firstRoundAlive() == Array(0..<9), "round \(round): a group was made again")
         }
         #expect(sizes == [9, 9, 9])
         automaton.send(9)
         #expect(automaton.keyTableSize.keys == 1, "only the key in use is left")
+        #expect(firstRoundAlive() == [], "the swept keys are let go of")
         #expect(automaton.state.value == 28)
     }
 
