@@ -1,11 +1,11 @@
 /// A hash table from `EffectKey` to a value, for the engine's groups of keyed effects.
 ///
 /// A `Dictionary` would hash every key with `Hasher` on every lookup (SipHash: its seeding, combining
-/// and finalizing cost more than the rest of a keyed effect's bookkeeping), and moves a group out and
-/// back in to change it. This table reuses the hash each key computed once when it was made
-/// (`EffectKey.Storage.hash`, itself a seeded `hashValue`, so well spread), and changes a value in
-/// place. Open addressing with linear probing, at most half full; a removal shifts the entries after
-/// it back (no tombstones), so lookups never slow down with churn.
+/// and finalizing cost more than the rest of a keyed effect's bookkeeping). This table reuses the hash
+/// each key computed once when it was made (`EffectKey.Storage.hash`, itself a seeded `hashValue`, so
+/// well spread). Open addressing with linear probing, at most half full. Entries are only inserted,
+/// and removed all at once: by a sweep, which rebuilds the table without some of them, or by
+/// `removeAll()`. So there are no tombstones, and lookups never slow down with churn.
 ///
 /// Package-internal: the engine's bookkeeping, exposed to the package's tests only.
 @usableFromInline
@@ -73,12 +73,6 @@ package struct EffectKeyTable<Value> {
         }
     }
 
-    /// Whether `key` has a value.
-    @inlinable
-    package func contains(_ key: EffectKey) -> Bool {
-        !slots.isEmpty && probe(key).found
-    }
-
     /// The value of `key`, if any.
     @inlinable
     package subscript(_ key: EffectKey) -> Value? {
@@ -92,21 +86,6 @@ package struct EffectKeyTable<Value> {
         }
         let (index, found) = probe(key)
         return found ? slots[index]?.value : nil
-    }
-
-    /// Changes the value of `key` in place, inserting `makeValue()` first if there is none.
-    @inlinable
-    package mutating func update<Result>(
-        _ key: EffectKey, default makeValue: () -> Value, _ body: (inout Value) -> Result
-    ) -> Result {
-        if (count + 1) * 2 > slots.count { grow() }
-        let (index, found) = probe(key)
-        if !found {
-            slots[index] = Entry(key: key, value: makeValue())
-            tags[index] = Self.tag(of: key.storage.hash)
-            count += 1
-        }
-        return body(&slots[index]!.value)
     }
 
     /// Inserts `value` for `key`, which must have none. If the table is half full, it is first rebuilt
@@ -142,17 +121,6 @@ package struct EffectKeyTable<Value> {
         return dropped
     }
 
-    /// Removes the value of `key` and returns it, if any.
-    @inlinable
-    package mutating func removeValue(forKey key: EffectKey) -> Value? {
-        guard !slots.isEmpty else { return nil }
-        let (index, found) = probe(key)
-        guard found else { return nil }
-        let value = slots[index]!.value
-        remove(at: index)
-        return value
-    }
-
     /// Removes every entry and returns them, in no particular order; the slots are kept.
     @inlinable
     package mutating func removeAll() -> [Entry] {
@@ -164,35 +132,6 @@ package struct EffectKeyTable<Value> {
         }
         count = 0
         return entries
-    }
-
-    /// Empties the slot at `index`, then moves back each entry of the cluster after it that could
-    /// live at or before the hole (its home slot is not cyclically within the hole and itself).
-    @inlinable
-    mutating func remove(at index: Int) {
-        let mask = slots.count - 1
-        var hole = index
-        slots[hole] = nil
-        tags[hole] = 0
-        count -= 1
-        var next = (hole + 1) & mask
-        while tags[next] != 0 {
-            let home = tags[next] & mask
-            let staysPut = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
-            if !staysPut {
-                slots[hole] = slots[next].take()
-                tags[hole] = tags[next]
-                tags[next] = 0
-                hole = next
-            }
-            next = (next + 1) & mask
-        }
-    }
-
-    /// Doubles the slots (8 at first) and re-inserts every entry.
-    @usableFromInline
-    mutating func grow() {
-        rebuild(size: Swift.max(8, slots.count * 2), keeping: Array(slots.lazy.compactMap { $0 }))
     }
 
     /// Puts `entries` in `size` slots, which must be a power of two and more than twice as many.

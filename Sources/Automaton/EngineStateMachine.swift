@@ -356,7 +356,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// The keyed effects, by key.
     ///
     /// The table holds one reference to each group, taken by hand in `insertGroup` and given back in
-    /// `CancelledEffects.keepKeys` (sweeps and termination) or the engine's `deinit`, so that looking a
+    /// `CancelledEffects.keepKeys` (sweeps and termination), so that looking a
     /// group up costs no reference counting.
     @usableFromInline var groups = EffectKeyTable<Unmanaged<KeyGroup<State, Input>>>()
     /// How many of `groups` are empty (`KeyGroup.isEmpty`): kept in step wherever a group empties or
@@ -688,6 +688,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         if let groupLink = record.groupLink {
             groupLink._withUnsafeGuaranteedRef { group in
                 group.removeRunning(record)
+                // (`isEmpty` first: inline, where `removeFirst()` is a call.)
                 if !group.hasRunning, !group.waiting.isEmpty, let waiting = group.waiting.removeFirst() {
                     group.appendRunning(waiting.record)
                     next = waiting

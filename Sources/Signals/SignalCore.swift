@@ -191,17 +191,22 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// gives it back with one compare-and-swap each, and takes no lock.
     @inlinable @inline(__always)
     package func send(_ event: Event<Value, Error>) {
-        if !event.isTerminating,
-            lock.compareExchangeWord(expected: 0, desired: DeliveryState.delivering)
-        {
-            deliverValue(event)
-            if !lock.compareExchangeWord(expected: DeliveryState.delivering, desired: 0) {
-                drain()
-            }
-            return
-        }
+        if !event.isTerminating, deliverUncontended({ deliverValue(event) }) { return }
         lock.lock()
         sendWithLockHeld(event)
+    }
+
+    /// The uncontended path of a value's send: if nobody is delivering, nothing is queued and the
+    /// signal has not ended, takes the delivering role, runs `deliver`, gives the role back (draining
+    /// what was queued meanwhile), and returns true; else returns false, having done nothing.
+    @inlinable @inline(__always)
+    func deliverUncontended(_ deliver: () -> Void) -> Bool {
+        guard lock.compareExchangeWord(expected: 0, desired: DeliveryState.delivering) else { return false }
+        deliver()
+        if !lock.compareExchangeWord(expected: DeliveryState.delivering, desired: 0) {
+            drain()
+        }
+        return true
     }
 
     /// Sends the value `make()` returns, exactly as `send(.value(make()))` would, but makes it only if
@@ -211,13 +216,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// something to build (they retain what they carry), on a signal that often has no observer.
     @inlinable @inline(__always)
     package func sendValue(_ make: () -> Value) {
-        if lock.compareExchangeWord(expected: 0, desired: DeliveryState.delivering) {
-            if !deliveryList.isEmpty { deliverValue(.value(make())) }
-            if !lock.compareExchangeWord(expected: DeliveryState.delivering, desired: 0) {
-                drain()
-            }
-            return
-        }
+        if deliverUncontended({ if !deliveryList.isEmpty { deliverValue(.value(make())) } }) { return }
         lock.lock()
         sendWithLockHeld(.value(make()))
     }

@@ -4,10 +4,10 @@ import Testing
 /// The engine's table of keyed-effect groups, checked against a `Dictionary` doing the same work.
 @Suite("EffectKeyTable: the keyed groups' hash table")
 struct EffectKeyTableTests {
-    /// Random inserts (sweeping stale entries), in-place changes, removals (which shift clusters back)
-    /// and clears. The keys' table hashes are drawn from the seed among 0..<12, so that the case
-    /// replays exactly: keys collide in every table size, and clusters wrap past the last slot. After
-    /// each step every key reads as in the model, and the count agrees.
+    /// Random inserts (sweeping stale entries when the table is half full), sweeps and clears. The
+    /// keys' table hashes are drawn from the seed among 0..<12, so that the case replays exactly: keys
+    /// collide in every table size, and clusters wrap past the last slot. After each step every key
+    /// reads as in the model, and the count agrees.
     @Test("agrees with a Dictionary through random changes", arguments: [1, 2, 3, 4, 5] as [UInt64])
     func randomChanges(seed: UInt64) {
         var random = SeededGenerator(seed: seed)
@@ -18,16 +18,8 @@ struct EffectKeyTableTests {
             let raw = random.int(in: 0..<keys.count)
             let key = keys[raw]
             switch random.int(in: 0..<100) {
-            case 0..<40:
-                let added = random.int(in: 1...3)
-                let total = table.update(key, default: { 0 }) { value -> Int in
-                    value += added
-                    return value
-                }
-                model[raw, default: 0] += added
-                #expect(total == model[raw], "step \(step): update")
-            case 40..<70:
-                // A new key, sweeping out the entries whose value is 1 if the table is full.
+            case 0..<70:
+                // A new key, sweeping out the entries whose value is 1 if the table is half full.
                 guard model[raw] == nil else { continue }
                 let value = random.int(in: 1...3)
                 let dropped = table.insert(key, value, sweeping: { $0 == 1 }) ?? []
@@ -38,8 +30,14 @@ struct EffectKeyTableTests {
                 for index in swept.keys { model[index] = nil }
                 model[raw] = value
                 #expect(table.capacity >= 8 && table.count * 2 <= table.capacity, "step \(step): at most half full")
-            case 70..<98:
-                #expect(table.removeValue(forKey: key) == model.removeValue(forKey: raw), "step \(step): remove")
+            case 70..<95:
+                // A sweep of the entries whose value is `stale`.
+                let stale = random.int(in: 1...3)
+                let dropped = table.sweep(dropping: { $0 == stale })
+                #expect(
+                    dropped.map(\.value) == Array(repeating: stale, count: model.values.filter { $0 == stale }.count),
+                    "step \(step): the swept values")
+                model = model.filter { $0.value != stale }
             default:
                 #expect(table.removeAll().map(\.value).sorted() == model.values.sorted(), "step \(step): removeAll")
                 model.removeAll()
@@ -47,7 +45,6 @@ struct EffectKeyTableTests {
             #expect(table.count == model.count, "step \(step): count")
             for (index, each) in keys.enumerated() {
                 #expect(table[each] == model[index], "step \(step): value of \(index)")
-                #expect(table.contains(each) == (model[index] != nil), "step \(step): contains \(index)")
             }
         }
     }
@@ -82,28 +79,21 @@ struct EffectKeyTableTests {
     }
 
     /// A cluster that wraps past the last slot: three keys whose home is the last of 8 slots, and
-    /// one whose home is slot 0, found in slot 2. Removing from the head of the cluster shifts each
-    /// entry back as far as its home allows, and every key is still found.
-    @Test("a removal shifts a wrapped cluster back")
+    /// one whose home is slot 0, found in slot 2. Every key is found across the wrap; a sweep that
+    /// drops the head of the cluster keeps the others findable.
+    @Test("a wrapped cluster is found, and kept through a sweep")
     func wrappedCluster() {
         var table = EffectKeyTable<String>()
         let last = [EffectKey("a", tableHash: 7), EffectKey("b", tableHash: 7), EffectKey("c", tableHash: 7)]
         let first = EffectKey("d", tableHash: 0)
         for key in last + [first] {
-            table.update(key, default: { key.description }) { _ in }
+            #expect(table.insert(key, key.description, sweeping: { _ in false }).map(\.isEmpty) ?? true)
         }
-        #expect(table.count == 4)
-        #expect(table.removeValue(forKey: last[0]) == "a")
-        #expect(table[last[1]] == "b")
-        #expect(table[last[2]] == "c")
-        #expect(table[first] == "d")
-        #expect(table.removeValue(forKey: last[2]) == "c")
-        #expect(table[last[1]] == "b")
-        #expect(table[first] == "d")
-        #expect(table.removeValue(forKey: first) == "d")
-        #expect(table[last[1]] == "b")
-        #expect(table.count == 1)
-        #expect(!table.contains(last[0]) && !table.contains(last[2]) && !table.contains(first))
+        #expect(table.count == 4 && table.capacity == 8)
+        #expect(last.map { table[$0] } == ["a", "b", "c"] && table[first] == "d")
+        #expect(table.sweep(dropping: { $0 == "a" }).map(\.value) == ["a"])
+        #expect(table[last[0]] == nil && table[last[1]] == "b" && table[last[2]] == "c" && table[first] == "d")
+        #expect(table.count == 3)
     }
 
     /// A slot's tag is its key's hash with the top bit set, so two keys whose hashes differ only in
@@ -113,13 +103,13 @@ struct EffectKeyTableTests {
         var table = EffectKeyTable<String>()
         let low = EffectKey("low", tableHash: 5)
         let high = EffectKey("high", tableHash: 5 | Int.min)
-        table.update(low, default: { "low" }) { _ in }
+        table.insert(low, "low", sweeping: { _ in false })
         #expect(table[high] == nil)
-        table.update(high, default: { "high" }) { _ in }
+        table.insert(high, "high", sweeping: { _ in false })
         #expect(table.count == 2)
         #expect(table[low] == "low")
         #expect(table[high] == "high")
-        #expect(table.removeValue(forKey: low) == "low")
+        #expect(table.sweep(dropping: { $0 == "low" }).map(\.value) == ["low"])
         #expect(table[high] == "high")
         #expect(table[low] == nil)
         #expect(table.count == 1)
@@ -138,8 +128,8 @@ struct EffectKeyTableTests {
     @Test("keys of different types never match, equal keys made apart do")
     func keyIdentity() {
         var table = EffectKeyTable<String>()
-        table.update(EffectKey(1), default: { "int" }) { _ in }
-        table.update(EffectKey("1"), default: { "string" }) { _ in }
+        table.insert(EffectKey(1), "int", sweeping: { _ in false })
+        table.insert(EffectKey("1"), "string", sweeping: { _ in false })
         #expect(table.count == 2)
         #expect(table[EffectKey(1)] == "int")
         #expect(table[EffectKey("1")] == "string")
@@ -160,7 +150,7 @@ struct EffectKeyTableTests {
         let dog = KeyDog(name: "rex")
         #expect(EffectKey(dog as KeyAnimal) == EffectKey(dog), "a key's type is its value's own type")
         #expect(EffectKey(dog as KeyAnimal).hashValue == EffectKey(dog).hashValue)
-        #expect(table.removeValue(forKey: EffectKey(1)) == "int")
+        #expect(table.sweep(dropping: { $0 == "int" }).map(\.value) == ["int"])
         #expect(table[EffectKey("1")] == "string")
         #expect(table.count == 1)
     }
@@ -170,8 +160,6 @@ struct EffectKeyTableTests {
         var table = EffectKeyTable<Int>()
         #expect(table.isEmpty)
         #expect(table[EffectKey(0)] == nil)
-        #expect(!table.contains(EffectKey(0)))
-        #expect(table.removeValue(forKey: EffectKey(0)) == nil)
         #expect(table.removeAll().isEmpty)
     }
 }

@@ -638,7 +638,7 @@ struct KeyedEffectTests {
         let automaton = Automaton<Int, Int>(
             state: 0,
             mapping: { (state: Int, input: Int) in
-                let key = ObjectKey(id: input % 1_000)
+                let key = DeinitSpy(id: input % 1_000)
                 keys.withCriticalRegion { $0.append(WeakObjectKey(key: key)) }
                 return (state + 1, SignalProducer<Int, Never>.empty.keyed(key))
             })
@@ -665,7 +665,7 @@ struct KeyedEffectTests {
             Automaton<Int, Int>(
                 state: 0,
                 mapping: { (state: Int, input: Int) in
-                    let key = ObjectKey(id: input)
+                    let key = DeinitSpy(id: input)
                     keys.withCriticalRegion { $0.append(WeakObjectKey(key: key)) }
                     return (state + 1, SignalProducer<Int, Never>.empty.keyed(key))
                 })
@@ -688,15 +688,15 @@ struct KeyedEffectTests {
     /// this send would wait for that lock forever).
     @Test("a key is released after the engine's lock: its deinit may send to the automaton")
     func keyReleasedAfterTheLock() {
-        let owner = WeakAutomaton()
+        let owner = WeakBox<Automaton<Int, Int>>()
         let automaton = Automaton<Int, Int>(
             state: 0,
             mapping: { (state: Int, input: Int) in
                 guard input >= 0 else { return (state + 1_000, .empty) }
-                let key = ObjectKey(id: input) { owner.automaton?.send(-1) }
+                let key = DeinitSpy(id: input) { owner.object?.send(-1) }
                 return (state + 1, SignalProducer<Int, Never>.empty.keyed(key))
             })
-        owner.automaton = automaton
+        owner.object = automaton
         let replies = Locked<[Int]>([])
         automaton.replies.observeValues { reply in
             replies.withCriticalRegion { $0.append(reply.isSuccess ? reply.input : -2) }
@@ -712,12 +712,6 @@ struct KeyedEffectTests {
     }
 }
 
-/// A weak reference to an automaton, for a key's `deinit` to send to.
-private final class WeakAutomaton: @unchecked Sendable {
-    // Safe: set once, before any key can read it.
-    weak var automaton: Automaton<Int, Int>?
-}
-
 private enum SweepInput: Hashable, Sendable, CustomStringConvertible {
     case request(Int), watch(Int), done(Int), stop(Int)
 
@@ -731,32 +725,12 @@ private enum SweepInput: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A key that is an object, to see when the automaton lets it go.
-private final class ObjectKey: Hashable, Sendable {
-    let id: Int
-    let onDeinit: @Sendable () -> Void
-
-    init(id: Int, onDeinit: @escaping @Sendable () -> Void = {}) {
-        self.id = id
-        self.onDeinit = onDeinit
-    }
-
-    deinit {
-        onDeinit()
-    }
-
-    static func == (lhs: ObjectKey, rhs: ObjectKey) -> Bool { lhs.id == rhs.id }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(id)
-    }
-}
-
+/// A key, weakly, with its identifier: to see which keys the automaton still holds.
 private struct WeakObjectKey: Sendable {
-    weak var key: ObjectKey?
+    weak var key: DeinitSpy?
     let id: Int
 
-    init(key: ObjectKey) {
+    init(key: DeinitSpy) {
         self.key = key
         self.id = key.id
     }

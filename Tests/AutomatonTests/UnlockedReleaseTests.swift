@@ -13,19 +13,19 @@ struct UnlockedReleaseTests {
     @Test("inputs a termination drops are released after the lock")
     func inputsDroppedByTermination() {
         let (input, inputObserver) = Signal<ParcelInput, Never>.pipe()
-        let owner = WeakParcelAutomaton()
+        let owner = WeakBox<Automaton<Int, ParcelInput>>()
         let deinits = Locked<[Int]>([])
         let automaton = Automaton<Int, ParcelInput>(state: 0, input: input, mapping: { state, _ in state + 1 })
-        owner.automaton = automaton
+        owner.object = automaton
         let replies = automaton.replies.record()
         automaton.replies.observeValues { reply in
             guard reply.input == .go else { return }
             for id in 1...2 {
-                owner.automaton?.send(
+                owner.object?.send(
                     .parcel(
-                        Parcel(id: id) {
+                        DeinitSpy(id: id) {
                             deinits.withCriticalRegion { $0.append(id) }
-                            owner.automaton?.send(.go)
+                            owner.object?.send(.go)
                         }))
             }
             inputObserver.sendInterrupted()
@@ -43,15 +43,15 @@ struct UnlockedReleaseTests {
     /// the last reference to it.
     @Test("the input of a cancelled effect, discarded from the queue, is released after the lock")
     func inputOfCancelledEffectDiscarded() {
-        let owner = WeakParcelAutomaton()
+        let owner = WeakBox<Automaton<Int, ParcelInput>>()
         let deinits = Locked<[Int]>([])
         let effect = SignalProducer<ParcelInput, Never> { observer, _ in
-            owner.automaton?.send(.replace)
+            owner.object?.send(.replace)
             observer.send(
                 value: .parcel(
-                    Parcel(id: 7) {
+                    DeinitSpy(id: 7) {
                         deinits.withCriticalRegion { $0.append(7) }
-                        owner.automaton?.send(.replace)
+                        owner.object?.send(.replace)
                     }))
         }
         let automaton = Automaton<Int, ParcelInput>(
@@ -63,7 +63,7 @@ struct UnlockedReleaseTests {
                 case .parcel: return (state + 100, .empty)
                 }
             }, strategy: .latest)
-        owner.automaton = automaton
+        owner.object = automaton
         let replies = automaton.replies.record()
 
         automaton.send(.go)
@@ -81,27 +81,5 @@ struct UnlockedReleaseTests {
 
 private enum ParcelInput: Sendable, Equatable {
     case go, replace
-    case parcel(Parcel)
-}
-
-/// An input's payload that runs `onDeinit` when released.
-private final class Parcel: Sendable, Equatable {
-    let id: Int
-    let onDeinit: @Sendable () -> Void
-
-    init(id: Int, onDeinit: @escaping @Sendable () -> Void) {
-        self.id = id
-        self.onDeinit = onDeinit
-    }
-
-    deinit {
-        onDeinit()
-    }
-
-    static func == (lhs: Parcel, rhs: Parcel) -> Bool { lhs.id == rhs.id }
-}
-
-private final class WeakParcelAutomaton: @unchecked Sendable {
-    // Safe: set once, before any input is sent.
-    weak var automaton: Automaton<Int, ParcelInput>?
+    case parcel(DeinitSpy)
 }
