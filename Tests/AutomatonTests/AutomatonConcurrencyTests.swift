@@ -133,8 +133,10 @@ struct AutomatonConcurrencyTests {
                 strategy: .merge
             )
             let perThread = 2_000
-            let replyRuns = Locked<[(states: [Int], disposed: Bool)]>([])
-            let eventRuns = Locked<[[EffectEvent<Count>]]>([])
+            // Half the observers are disposed at once (short runs), half stay to the end (long runs);
+            // the recordings are read once every thread is done.
+            let replyRuns = Locked<[Recording<Int>]>([])
+            let eventRuns = Locked<[Recording<EffectEvent<Count>>]>([])
 
             await runOnThreads(4) { thread in
                 if thread < 2 {
@@ -146,25 +148,27 @@ struct AutomatonConcurrencyTests {
                     let events = Recording<EffectEvent<Count>>()
                     let replies = automaton.replies.observeValues { states.append($0.toState ?? -1) }
                     let effectEvents = automaton.effectEvents.observeValues { events.append($0) }
-                    let dispose = round % 2 == 0
-                    if dispose {
+                    if round % 2 == 0 {
                         replies.dispose()
                         effectEvents.dispose()
                     }
-                    replyRuns.withCriticalRegion { $0.append((states.values, dispose)) }
-                    eventRuns.withCriticalRegion { $0.append(events.values) }
+                    replyRuns.withCriticalRegion { $0.append(states) }
+                    eventRuns.withCriticalRegion { $0.append(events) }
                 }
             }
             inputObserver.sendCompleted()
 
             #expect(automaton.state.value == 2 * perThread)
-            for (states, _) in replyRuns.withCriticalRegion({ $0 }) {
+            let replies = replyRuns.withCriticalRegion { $0.map(\.values) }
+            let events = eventRuns.withCriticalRegion { $0.map(\.values) }
+            #expect(replies.contains { !$0.isEmpty } && events.contains { !$0.isEmpty }, "no observer heard anything")
+            for states in replies {
                 guard let first = states.first else { continue }
                 #expect(states == Array(first..<(first + states.count)), "a gap-free run of replies")
             }
-            for events in eventRuns.withCriticalRegion({ $0 }) {
+            for run in events {
                 // Each step's effect starts, then ends, before the next step's starts.
-                for (event, next) in zip(events, events.dropFirst()) {
+                for (event, next) in zip(run, run.dropFirst()) {
                     switch (event.kind, next.kind) {
                     case (.started, .ended): #expect(next.id == event.id)
                     case (.ended, .started): #expect(next.id == event.id + 1)
