@@ -295,7 +295,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// role: nothing can have cancelled it yet, since only the role holder decides a cancellation (a
     /// `.latest` replacement, a `.cancel` row, or a termination, performed by the role holder after
     /// the input in hand). So, unlike `start(_:)`, it skips reading the lifetime under its lock.
-    @inlinable
+    @inlinable @inline(__always)
     func startCommitted(_ record: EffectRecord<State, Input>) {
         assert(!record.hasEnded, "Internal inconsistency: a committed effect was cancelled before it started")
         run(record, ifNotCancelled: true)

@@ -18,6 +18,11 @@ public final class Observer<Value, Error: Swift.Error>: Sendable {
     public typealias Action = @Sendable (Event<Value, Error>) -> Void
 
     @usableFromInline let action: Action
+    /// For an observer that only hears values (`Signal.observeValues(_:)`, `Observer(value:...)`,
+    /// `SignalProducer.startWithValues(_:)`): its value closure, which a delivery calls directly instead
+    /// of `action` (which calls it too). `action` stays the one entry point for every event; this only
+    /// skips one closure hop and building an `Event` per value.
+    @usableFromInline let valueAction: (@Sendable (Value) -> Void)?
     /// Run when this observer is released: an input observer's sends `.interrupted` into its stream.
     /// A closure of its own, specialized where it is made, so that a release costs no generic
     /// metadata lookup (building an `Event` in this generic class's `deinit` did).
@@ -27,6 +32,16 @@ public final class Observer<Value, Error: Swift.Error>: Sendable {
     @inlinable
     public init(_ action: @escaping Action) {
         self.action = action
+        self.valueAction = nil
+        self.onRelease = nil
+    }
+
+    /// An observer whose `action` calls `valueAction` for each value (and does what it does for the
+    /// other events): a delivery may call `valueAction` directly for a value.
+    @inlinable
+    package init(action: @escaping Action, valueAction: @escaping @Sendable (Value) -> Void) {
+        self.action = action
+        self.valueAction = valueAction
         self.onRelease = nil
     }
 
@@ -35,6 +50,7 @@ public final class Observer<Value, Error: Swift.Error>: Sendable {
     @inlinable
     package init(action: @escaping Action, onRelease: @escaping @Sendable () -> Void) {
         self.action = action
+        self.valueAction = nil
         self.onRelease = onRelease
     }
 
@@ -50,13 +66,18 @@ public final class Observer<Value, Error: Swift.Error>: Sendable {
         completed: (@Sendable () -> Void)? = nil,
         interrupted: (@Sendable () -> Void)? = nil
     ) {
-        self.init { event in
+        let action: Action = { event in
             switch event {
             case let .value(newValue): value?(newValue)
             case let .failed(error): failed?(error)
             case .completed: completed?()
             case .interrupted: interrupted?()
             }
+        }
+        if let value {
+            self.init(action: action, valueAction: value)
+        } else {
+            self.init(action)
         }
     }
 

@@ -102,9 +102,11 @@ extension Signal {
     @inlinable @discardableResult
     public func observeValues(_ action: @escaping @Sendable (Value) -> Void) -> Disposable {
         observe(
-            Observer { event in
-                if case let .value(value) = event { action(value) }
-            })
+            Observer(
+                action: { event in
+                    if case let .value(value) = event { action(value) }
+                },
+                valueAction: action))
     }
 
     /// Observes successful completion only. See `observe(_:)`.

@@ -191,7 +191,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// gives it back with one compare-and-swap each, and takes no lock.
     @inlinable @inline(__always)
     package func send(_ event: Event<Value, Error>) {
-        if !event.isTerminating, deliverUncontended({ deliverValue(event) }) { return }
+        if case let .value(value) = event, deliverUncontended({ deliverValue(value) }) { return }
         lock.lock()
         sendWithLockHeld(event)
     }
@@ -216,7 +216,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// something to build (they retain what they carry), on a signal that often has no observer.
     @inlinable @inline(__always)
     package func sendValue(_ make: () -> Value) {
-        if deliverUncontended({ if !deliveryList.isEmpty { deliverValue(.value(make())) } }) { return }
+        if deliverUncontended({ if !deliveryList.isEmpty { deliverValue(make()) } }) { return }
         lock.lock()
         sendWithLockHeld(.value(make()))
     }
@@ -272,22 +272,28 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// Delivers one event to every observer. Only the delivering thread calls it.
     @inlinable
     func deliver(_ event: Event<Value, Error>) {
-        if event.isTerminating {
+        guard case let .value(value) = event else {
             deliverTerminal(event)
             return
         }
-        deliverValue(event)
+        deliverValue(value)
     }
 
-    /// Delivers `event`, not a terminal event, to every observer. Only the delivering thread calls it.
-    /// Inlined into `send`: an uncontended send then calls its observers directly, one call less.
+    /// Delivers the value `value` to every observer. Only the delivering thread calls it. Inlined into
+    /// `send`: an uncontended send then calls its observers directly, one call less.
+    ///
+    /// A value-only observer (`Observer.valueAction`) is called with the value itself, one closure hop
+    /// less; the others with the event `.value(value)`.
     @inlinable @inline(__always)
-    func deliverValue(_ event: Event<Value, Error>) {
+    func deliverValue(_ value: Value) {
         // `observers` keeps every observer in the list alive, and neither changes while observers run
         // (changes made meanwhile are queued), so each can be called without retaining it.
         let list = deliveryList
         for index in list.indices {
-            list[index]._withUnsafeGuaranteedRef { observer in observer.send(event) }
+            list[index]._withUnsafeGuaranteedRef { observer in
+                // Optional chaining calls the closure in place; binding it (`if let`) would retain it.
+                if observer.valueAction?(value) == nil { observer.action(.value(value)) }
+            }
         }
     }
 
