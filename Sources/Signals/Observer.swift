@@ -18,11 +18,11 @@ public final class Observer<Value, Error: Swift.Error>: Sendable {
     public typealias Action = @Sendable (Event<Value, Error>) -> Void
 
     @usableFromInline let action: Action
-    /// For an observer that only hears values (`Signal.observeValues(_:)`, `Observer(value:...)`,
-    /// `SignalProducer.startWithValues(_:)`): its value closure, which a delivery calls directly instead
-    /// of `action` (which calls it too). `action` stays the one entry point for every event; this only
-    /// skips one closure hop and building an `Event` per value.
-    @usableFromInline let valueAction: (@Sendable (Value) -> Void)?
+    /// For an observer made with a value closure (`Signal.observeValues(_:)`, `Observer(value:...)`,
+    /// `SignalProducer.startWithValues(_:)`): that closure, which a signal's delivery calls with each
+    /// value instead of `action` (which does the same for a value). `action` stays the entry point for
+    /// every other event and for direct sends; this only skips one closure hop per value.
+    @usableFromInline package let valueAction: (@Sendable (Value) -> Void)?
     /// Run when this observer is released: an input observer's sends `.interrupted` into its stream.
     /// A closure of its own, specialized where it is made, so that a release costs no generic
     /// metadata lookup (building an `Event` in this generic class's `deinit` did).
@@ -36,8 +36,9 @@ public final class Observer<Value, Error: Swift.Error>: Sendable {
         self.onRelease = nil
     }
 
-    /// An observer whose `action` calls `valueAction` for each value (and does what it does for the
-    /// other events): a delivery may call `valueAction` directly for a value.
+    /// An observer that a delivery may call through `valueAction` for a value, and through `action`
+    /// for everything else. The caller must make `action` do for a value exactly what `valueAction`
+    /// does (nothing can check it): which of the two a value goes through is not specified.
     @inlinable
     package init(action: @escaping Action, valueAction: @escaping @Sendable (Value) -> Void) {
         self.action = action

@@ -282,17 +282,19 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// Delivers the value `value` to every observer. Only the delivering thread calls it. Inlined into
     /// `send`: an uncontended send then calls its observers directly, one call less.
     ///
-    /// A value-only observer (`Observer.valueAction`) is called with the value itself, one closure hop
-    /// less; the others with the event `.value(value)`.
+    /// An observer made with a value closure (`Observer.valueAction`) is called with the value itself,
+    /// one closure hop less; the others with the event `.value(value)`, made once per delivery (for a
+    /// reference-counted value, one retain, as before).
     @inlinable @inline(__always)
     func deliverValue(_ value: Value) {
         // `observers` keeps every observer in the list alive, and neither changes while observers run
         // (changes made meanwhile are queued), so each can be called without retaining it.
+        let event = Event<Value, Error>.value(value)
         let list = deliveryList
         for index in list.indices {
             list[index]._withUnsafeGuaranteedRef { observer in
                 // Optional chaining calls the closure in place; binding it (`if let`) would retain it.
-                if observer.valueAction?(value) == nil { observer.action(.value(value)) }
+                if observer.valueAction?(value) == nil { observer.action(event) }
             }
         }
     }

@@ -1,9 +1,10 @@
 import Signals
 import Testing
 
-// A signal calls a value-only observer (`observeValues`, `Observer(value:...)`) with the value itself,
-// and every other observer with the event: these tests pin that both reach the same observers, in
-// the same order, with the same events.
+// A signal calls an observer made with a value closure (`observeValues`, `Observer(value:...)`) with
+// the value itself, and every other observer with the event: these tests pin that both reach the
+// same observers, in the same order, with the same events, on the uncontended path and on the
+// queued one.
 @Suite("Observers: value closures and event closures hear the same stream")
 struct ObserverTests {
     @Test("Observer(value:failed:completed:interrupted:) hears each kind of event with its own closure")
@@ -70,6 +71,47 @@ struct ObserverTests {
                 "values1 2", "events value(2)", "observer 2", "values2 2",
                 "events completed",
             ])
+    }
+
+    @Test("Values queued during delivery reach value and event observers in order, with no recursion")
+    func queuedValuesReachMixedObservers() {
+        let log = LockedTestValue<[String]>([])
+        let (signal, input) = Signal<Int, Never>.pipe()
+        let depth = InFlightProbe()
+        signal.observeValues { value in
+            depth.run {
+                log.withValue { $0.append("values \(value)") }
+                if value == 1 {
+                    input.send(value: 2)
+                    input.send(value: 3)
+                }
+            }
+        }
+        signal.observe { event in depth.run { log.withValue { $0.append("events \(event)") } } }
+        signal.observe(Observer(value: { value in depth.run { log.withValue { $0.append("observer \(value)") } } }))
+
+        input.send(value: 1)
+        // Ending the signal releases its observers, which hold `input`: otherwise a cycle.
+        input.sendCompleted()
+
+        #expect(
+            log.value == [
+                "values 1", "events value(1)", "observer 1",
+                "values 2", "events value(2)", "observer 2",
+                "values 3", "events value(3)", "observer 3",
+                "events completed",
+            ])
+        #expect(depth.maximum == 1)
+    }
+
+    @Test("Only observers made with a value closure carry one; the others take every event through action")
+    func whichObserversCarryAValueClosure() {
+        #expect(Observer<Int, Never>(value: { _ in }).valueAction != nil)
+        #expect(Observer<Int, Never>(value: { _ in }, completed: {}).valueAction != nil)
+        #expect(Observer<Int, Never>(completed: {}).valueAction == nil)
+        #expect(Observer<Int, Never> { _ in }.valueAction == nil)
+        let (_, input) = Signal<Int, Never>.pipe()
+        #expect(input.valueAction == nil)
     }
 
     @Test("A value observer detached by an earlier observer hears the value in delivery, and nothing after")
