@@ -356,8 +356,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// The keyed effects, by key.
     ///
     /// The table holds one reference to each group, taken by hand in `insertGroup` and given back in
-    /// `CancelledEffects.keepKeys` (sweeps and termination), so that looking a
-    /// group up costs no reference counting.
+    /// `CancelledEffects.keepKeys` (sweeps and termination), so that looking a group up costs no
+    /// reference counting.
     @usableFromInline var groups = EffectKeyTable<Unmanaged<KeyGroup<State, Input>>>()
     /// How many of `groups` are empty (`KeyGroup.isEmpty`): kept in step wherever a group empties or
     /// fills, so that the engine knows when to sweep them without looking at each.

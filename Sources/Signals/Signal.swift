@@ -101,12 +101,7 @@ extension Signal {
     /// Observes values only; terminal events are ignored. See `observe(_:)`.
     @inlinable @discardableResult
     public func observeValues(_ action: @escaping @Sendable (Value) -> Void) -> Disposable {
-        observe(
-            Observer(
-                action: { event in
-                    if case let .value(value) = event { action(value) }
-                },
-                valueAction: action))
+        observe(Observer(value: action))
     }
 
     /// Observes successful completion only. See `observe(_:)`.
