@@ -68,6 +68,41 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// role.
     @usableFromInline @exclusivity(unchecked) var mayHaveRootLatest = false
 
+    // MARK: Held inputs (the synchronous feedback path)
+    //
+    // An effect's start handler that sends a value at once, on the thread that started it (a
+    // `SignalProducer(value:)`, a step of a feedback chain), would otherwise queue it under the lock,
+    // and that thread would take it back out under the lock as soon as the handler returns. Instead,
+    // the first such value is held by the processing role itself (`held`), with no lock, and processed
+    // right after the handler returns, before anything queued.
+    //
+    // - It is held only if nothing is queued then (the gate's `blocked` bit is clear), so it comes
+    //   before any input queued later, as it would have through the queue.
+    // - It is not counted in its effect's `pendingInputs`; instead, the held word names the effect
+    //   while the value waits, and the machine forgets no effect that word names
+    //   (`EngineStateMachine.forgetIfFinished`): the effect stays tracked, with its place in the tree.
+    // - If anything else happened meanwhile (an input queued, a termination asked for, an effect ended
+    //   on another thread: each sets `blocked`), the value goes to the front of the queue under the
+    //   lock, counted as usual (`EngineStateMachine.queueHeld`), and the usual path takes over.
+
+    /// Its word: the identity of the thread running the start handler of an effect it has just
+    /// committed (`startCommitted(_:)`, holding the processing role), or 0. Only that thread finds its
+    /// own identity there, so an effect's observer called on any other thread takes the usual path.
+    @usableFromInline let runnerGate: Lock
+    /// Its word: 1 + the identifier of the effect whose value is held, or 0 (see above). Written by the
+    /// processing role; read under the lock by whoever may forget that effect.
+    @usableFromInline let heldGate: Lock
+    /// The effect whose start handler the processing role is running (see `runnerGate`). Owned by the
+    /// processing role; unretained (its observer, alive for the whole call, holds it).
+    @usableFromInline @exclusivity(unchecked) var runningLink: Unmanaged<EffectRecord<State, Input>>?
+    /// Whether the effect of `runningLink` has ended during its start handler. Owned by the processing
+    /// role.
+    @usableFromInline @exclusivity(unchecked) var runningHasEnded = false
+    /// The held value, with its effect. Owned by the processing role.
+    @usableFromInline @exclusivity(unchecked) var held: PendingInput<State, Input>?
+    /// Whether `processHeldInputs()` is running (further up the stack). Owned by the processing role.
+    @usableFromInline @exclusivity(unchecked) var isProcessingHeldInputs = false
+
     @inlinable
     init(state: State, mapping: @escaping Transition, strategy: AutomatonStrategy) {
         precondition(
@@ -78,9 +113,13 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.state = state
         let gate = Lock()
         let eventGate = Lock()
+        let heldGate = Lock()
         self.gate = gate
         self.eventGate = eventGate
-        machine = Locked(EngineStateMachine(isLatest: strategy == .latest, gate: gate, eventGate: eventGate))
+        self.heldGate = heldGate
+        runnerGate = Lock()
+        machine = Locked(
+            EngineStateMachine(isLatest: strategy == .latest, gate: gate, eventGate: eventGate, heldGate: heldGate))
         stateStorage = PropertyStorage(state)
         (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipe()
         repliesCore = replies.core
@@ -134,6 +173,34 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
                 return
             }
         }
+    }
+
+    /// Processes the value an effect's start handler sent at once (see `held`), then the one that
+    /// value's effect sent, and so on, in a loop (a feedback chain runs in constant stack); or, if
+    /// anything happened meanwhile that the queue must order (the gate is blocked), puts it at the
+    /// front of the queue, for `drain()`. Called by `commit` once its effect's start handler has
+    /// returned, unless this loop is already running further up the stack.
+    @inlinable @inline(never)
+    func processHeldInputs() {
+        isProcessingHeldInputs = true
+        defer { isProcessingHeldInputs = false }
+        while let pending = held.take() {
+            // Sequentially consistent, after the held word was set: if an effect ended on another
+            // thread and missed that word, its thread set `blocked` first, and this sees it (see
+            // `EngineStateMachine.effectEnded(_:onRunner:)`).
+            guard gate.loadWordSequentially() == ProcessingGate.processing else {
+                queueHeld(pending)
+                return
+            }
+            process(pending)
+        }
+    }
+
+    /// Puts the held `pending` at the front of the queue, counted as usual, or drops it if its effect is
+    /// no longer tracked or the automaton has terminated (then released here, after the lock).
+    @usableFromInline
+    func queueHeld(_ pending: PendingInput<State, Input>) {
+        machine.withCriticalRegion { $0.queueHeld(pending) }
     }
 
     /// Steps 1-3 of the automaton contract for one input. Runs in the processing role.
@@ -223,6 +290,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             // effect at once, then ends its lifetime and reports it cancelled once it has started.
             emit(record, .started(by: pending.input))
             startCommitted(record)
+            if held != nil && !isProcessingHeldInputs { processHeldInputs() }
         case .drop:
             record.lifetime.end()
             emit(record, .cancelled(.dropped(by: pending.input)))
@@ -295,10 +363,41 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// role: nothing can have cancelled it yet, since only the role holder decides a cancellation (a
     /// `.latest` replacement, a `.cancel` row, or a termination, performed by the role holder after
     /// the input in hand). So, unlike `start(_:)`, it skips reading the lifetime under its lock.
+    ///
+    /// While its start handler runs, the first value it sends on this thread may be held instead of
+    /// queued (see `held`).
     @inlinable @inline(__always)
     func startCommitted(_ record: EffectRecord<State, Input>) {
         assert(!record.hasEnded, "Internal inconsistency: a committed effect was cancelled before it started")
-        run(record, ifNotCancelled: true)
+        guard let effect = record.effect else { return }
+        record.effect = nil
+        runningLink = .passUnretained(record)
+        runningHasEnded = false
+        runnerGate.storeWord(currentThreadIdentity())
+        effect.run(record.makeObserver(), lifetime: record)
+        runnerGate.storeWord(0)
+        runningLink = nil
+    }
+
+    /// Whether this thread is running the start handler of `record` (see `startCommitted(_:)`).
+    @inlinable @inline(__always)
+    func isRunningStartHandler(of record: EffectRecord<State, Input>) -> Bool {
+        // The identity first: only the processing role reads `runningLink`.
+        runnerGate.loadWord() == currentThreadIdentity()
+            && runningLink?.toOpaque() == Unmanaged.passUnretained(record).toOpaque()
+    }
+
+    /// Holds `input`, sent by the effect of `record`, for the processing role to process once the
+    /// start handler returns (see `held`), if this thread is running that handler, the effect has not
+    /// ended, no value is held yet and nothing is queued. Returns false if it did not.
+    @inlinable
+    func hold(_ input: Input, from record: EffectRecord<State, Input>) -> Bool {
+        guard isRunningStartHandler(of: record), !runningHasEnded, held == nil,
+            gate.loadWord() == ProcessingGate.processing
+        else { return false }
+        held = PendingInput(input: input, origin: record)
+        heldGate.storeWordSequentially(UInt(truncatingIfNeeded: record.id) &+ 1)
+        return true
     }
 
     /// Takes the producer out of `record` (the thread that starts an effect is the only one that reads
@@ -320,8 +419,12 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     @inlinable
     func effectEnded(_ record: EffectRecord<State, Input>) {
+        let onRunner = runnerGate.loadWord() == currentThreadIdentity()
+        if onRunner, runningLink?.toOpaque() == Unmanaged.passUnretained(record).toOpaque() {
+            runningHasEnded = true  // its later values are dropped, through the usual path
+        }
         let (ended, next, completeReplies, sends) = machine.withCriticalRegion { machine in
-            let (ended, next, completeReplies) = machine.effectEnded(record)
+            let (ended, next, completeReplies) = machine.effectEnded(record, onRunner: onRunner)
             guard ended else { return (ended, next, completeReplies, false) }
             // Decided in the critical section that counts the effect out, so that the end of
             // `effectEvents`, decided later, comes after it.

@@ -123,6 +123,7 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
     func receive(_ event: Event<Input, Never>) {
         switch event {
         case let .value(input):
+            if engine.hold(input, from: self) { return }
             engine.send(input, from: self)
         case .completed, .interrupted:
             effectEnded()

@@ -367,6 +367,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
     /// The effect-event word: see `EffectEventGate`. Only its atomic word is used.
     @usableFromInline let eventGate: Lock
+    /// The held word: 1 + the identifier of the effect whose value the processing role holds, not
+    /// counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Only its atomic word is used.
+    @usableFromInline let heldGate: Lock
 
     /// See `rootLatestLink`.
     @inlinable
@@ -376,10 +379,29 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     }
 
     @inlinable
-    init(isLatest: Bool, gate: Lock, eventGate: Lock) {
+    init(isLatest: Bool, gate: Lock, eventGate: Lock, heldGate: Lock) {
         self.isLatest = isLatest
         self.gate = gate
         self.eventGate = eventGate
+        self.heldGate = heldGate
+    }
+
+    /// Whether `record`'s value is the held one (see `heldGate`).
+    @inlinable
+    func holdsValue(of record: Record) -> Bool {
+        heldGate.loadWordSequentially() == UInt(truncatingIfNeeded: record.id) &+ 1
+    }
+
+    /// The held value `pending` (see `AutomatonEngine.held`) could not be processed at once: it goes to
+    /// the front of the queue, counted in its effect's `pendingInputs`, unless its effect is no longer
+    /// tracked or the automaton has terminated (then the caller lets it go). The gate is blocked (that
+    /// is why it is queued), so the processing role comes for it.
+    @inlinable
+    mutating func queueHeld(_ pending: PendingInput<State, Input>) {
+        heldGate.storeWord(0)
+        guard phase != .terminated, let origin = pending.origin, origin.isTracked else { return }
+        origin.pendingInputs += 1
+        queue.prepend(pending)
     }
 
     // MARK: Inputs
@@ -646,8 +668,13 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// An input `origin` emitted has been processed (successfully or not).
     @inlinable
     mutating func inputProcessed(from origin: Record) {
-        guard origin.isTracked else { return }
-        origin.pendingInputs -= 1
+        if holdsValue(of: origin) {
+            heldGate.storeWord(0)  // the held value, never counted
+        } else if origin.isTracked {
+            origin.pendingInputs -= 1
+        } else {
+            return
+        }
         forgetIfFinished(origin)
     }
 
@@ -658,7 +685,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// keeps O(1) records, however long it runs.
     @inlinable
     mutating func forgetIfFinished(_ record: Record) {
-        guard record.isTracked, record.hasFinished, record.pendingInputs == 0 else { return }
+        guard record.isTracked, record.hasFinished, record.pendingInputs == 0, !holdsValue(of: record) else { return }
         let heir = record.latestChild
         let parent = record.parent
         if let heir {
@@ -677,10 +704,19 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// The effect of `record` completed (or failed, or interrupted itself). Returns whether it was
     /// still running (then the caller ends its lifetime and reports it), the effect of its key that
     /// may now start (`.queue`), and whether the replies should now complete.
+    ///
+    /// `onRunner`: whether the caller's thread is running an effect's start handler for the
+    /// processing role (see `AutomatonEngine.runnerGate`). Any other thread blocks the gate first if
+    /// someone processes: a value may have been held meanwhile, and either this reads the held word
+    /// (and keeps the effect), or the role holder sees `blocked` (and queues the value under the lock,
+    /// where it finds the effect forgotten and drops it, as sent after the end).
     @inlinable
-    mutating func effectEnded(_ record: Record) -> (
+    mutating func effectEnded(_ record: Record, onRunner: Bool) -> (
         ended: Bool, next: WaitingEffect<State, Input>?, completeReplies: Bool
     ) {
+        if !onRunner, gate.loadWord() & ProcessingGate.processing != 0 {
+            gate.setWordBitsSequentially(ProcessingGate.blocked)
+        }
         guard record.isTracked, !record.hasFinished, !record.isWaiting else { return (false, nil, false) }
         record.hasFinished = true
         runningEffects -= 1

@@ -24,6 +24,17 @@ package struct FIFOQueue<Element> {
         count += 1
     }
 
+    /// Puts `element` at the front: it comes out before every element already queued.
+    @inlinable
+    package mutating func prepend(_ element: Element) {
+        if count == storage.count {
+            grow()
+        }
+        head = head == 0 ? storage.count - 1 : head - 1
+        storage[head] = element
+        count += 1
+    }
+
     @inlinable
     package mutating func removeFirst() -> Element? {
         guard count > 0 else { return nil }

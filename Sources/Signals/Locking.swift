@@ -24,6 +24,13 @@ import SignalsAtomics
 #endif
 
 /// Takes the platform lock at `primitive`. The one place that names each platform's call.
+/// The calling thread's identity: no two running threads share it, and it is never 0. (A thread that
+/// has ended may pass it on to a thread started later.)
+@inlinable @inline(__always)
+package func currentThreadIdentity() -> UInt {
+    UInt(signals_thread_id())
+}
+
 @inlinable @inline(__always)
 func lockPrimitive(_ primitive: UnsafeMutablePointer<LockPrimitive>) {
     #if canImport(os)
@@ -126,6 +133,29 @@ package struct Lock: @unchecked Sendable {
     @inlinable @inline(__always)
     package func storeWord(_ value: UInt) {
         storage.withUnsafeMutablePointerToHeader { signals_atomic_store($0, value) }
+    }
+
+    /// The atomic word's value, read in the single total order of sequentially consistent operations
+    /// (for a handshake between two words: see `storeWordSequentially(_:)`).
+    @inlinable @inline(__always)
+    package func loadWordSequentially() -> UInt {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_load_sequential($0) }
+    }
+
+    /// Sets the atomic word, in the single total order of sequentially consistent operations: a later
+    /// `loadWordSequentially()` of another word by this thread cannot be ordered before it. So if one
+    /// thread stores word A then loads word B, and another changes B then loads A (all sequentially),
+    /// at least one of them sees the other's write.
+    @inlinable @inline(__always)
+    package func storeWordSequentially(_ value: UInt) {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_store_sequential($0, value) }
+    }
+
+    /// Sets `bits` in the atomic word, in the single total order of sequentially consistent
+    /// operations (see `storeWordSequentially(_:)`).
+    @inlinable @inline(__always)
+    package func setWordBitsSequentially(_ bits: UInt) {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_or_sequential($0, bits) }
     }
 
     /// Replaces the atomic word with `desired` if it is `expected`; returns whether it did.

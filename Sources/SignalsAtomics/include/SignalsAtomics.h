@@ -7,6 +7,7 @@
 #ifndef SIGNALS_ATOMICS_H
 #define SIGNALS_ATOMICS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,6 +28,27 @@ static inline bool signals_atomic_compare_exchange(uintptr_t *_Nonnull word, uin
                                                    uintptr_t desired) {
     return __atomic_compare_exchange_n(word, &expected, desired, false, __ATOMIC_ACQ_REL,
                                        __ATOMIC_ACQUIRE);
+}
+
+/// Loads the word (sequentially consistent: ordered after every earlier sequentially consistent
+/// operation of this thread, on any word).
+static inline uintptr_t signals_atomic_load_sequential(uintptr_t *_Nonnull word) {
+    return __atomic_load_n(word, __ATOMIC_SEQ_CST);
+}
+
+/// Stores `value` (sequentially consistent: no later load of this thread moves before it).
+static inline void signals_atomic_store_sequential(uintptr_t *_Nonnull word, uintptr_t value) {
+    __atomic_store_n(word, value, __ATOMIC_SEQ_CST);
+}
+
+/// Sets `bits` in the word (sequentially consistent).
+static inline void signals_atomic_or_sequential(uintptr_t *_Nonnull word, uintptr_t bits) {
+    __atomic_fetch_or(word, bits, __ATOMIC_SEQ_CST);
+}
+
+/// The calling thread's identity: no two running threads share it, and it is never 0.
+static inline uintptr_t signals_thread_id(void) {
+    return (uintptr_t)pthread_self();
 }
 
 #endif
