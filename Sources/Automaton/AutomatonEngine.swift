@@ -89,8 +89,8 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// committed (`startCommitted(_:)`, holding the processing role), or 0. Only that thread finds its
     /// own identity there, so an effect's observer called on any other thread takes the usual path.
     @usableFromInline let runnerGate: Lock
-    /// Its word: 1 + the identifier of the effect whose value is held, or 0 (see above). Written by the
-    /// processing role; read under the lock by whoever may forget that effect.
+    /// Its word: the address of the record of the effect whose value is held, or 0 (see above). Written
+    /// by the processing role; read under the lock by whoever may forget that effect.
     @usableFromInline let heldGate: Lock
     /// The effect whose start handler the processing role is running (see `runnerGate`). Owned by the
     /// processing role; unretained (its observer, alive for the whole call, holds it).
@@ -396,7 +396,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             gate.loadWord() == ProcessingGate.processing
         else { return false }
         held = PendingInput(input: input, origin: record)
-        heldGate.storeWordSequentially(UInt(truncatingIfNeeded: record.id) &+ 1)
+        heldGate.storeWordSequentially(EngineStateMachine<State, Input>.heldWord(naming: record))
         return true
     }
 

@@ -4,7 +4,9 @@ import Signals
 ///
 /// - `processing`: one thread holds the processing role (it owns the current state).
 /// - `blocked`: the fast path must not be used: inputs are queued, or the input signal has completed, or
-///   the automaton has terminated. Set and cleared only under the engine's lock.
+///   the automaton has terminated, or an effect ended on a thread other than the processing one while
+///   it processed (so that a value it holds goes through the queue: see `AutomatonEngine.held`). Set
+///   and cleared only under the engine's lock.
 ///
 /// An outside input takes the role with a compare-and-swap from 0 and gives it back with one to 0;
 /// either failing sends it through the lock.
@@ -367,8 +369,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
     /// The effect-event word: see `EffectEventGate`. Only its atomic word is used.
     @usableFromInline let eventGate: Lock
-    /// The held word: 1 + the identifier of the effect whose value the processing role holds, not
-    /// counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Only its atomic word is used.
+    /// The held word: the address of the record of the effect whose value the processing role holds,
+    /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Only its atomic word is
+    /// used.
     @usableFromInline let heldGate: Lock
 
     /// See `rootLatestLink`.
@@ -386,10 +389,17 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         self.heldGate = heldGate
     }
 
+    /// The held word that names `record`: its address (never 0). The held input keeps the record
+    /// alive while the word names it, so no other record can have that address meanwhile.
+    @inlinable
+    static func heldWord(naming record: Record) -> UInt {
+        UInt(bitPattern: ObjectIdentifier(record))
+    }
+
     /// Whether `record`'s value is the held one (see `heldGate`).
     @inlinable
     func holdsValue(of record: Record) -> Bool {
-        heldGate.loadWordSequentially() == UInt(truncatingIfNeeded: record.id) &+ 1
+        heldGate.loadWordSequentially() == Self.heldWord(naming: record)
     }
 
     /// The held value `pending` (see `AutomatonEngine.held`) could not be processed at once: it goes to

@@ -23,7 +23,6 @@ import SignalsAtomics
     @usableFromInline typealias LockPrimitive = pthread_mutex_t
 #endif
 
-/// Takes the platform lock at `primitive`. The one place that names each platform's call.
 /// The calling thread's identity: no two running threads share it, and it is never 0. (A thread that
 /// has ended may pass it on to a thread started later.)
 @inlinable @inline(__always)
@@ -31,6 +30,7 @@ package func currentThreadIdentity() -> UInt {
     UInt(signals_thread_id())
 }
 
+/// Takes the platform lock at `primitive`. The one place that names each platform's call.
 @inlinable @inline(__always)
 func lockPrimitive(_ primitive: UnsafeMutablePointer<LockPrimitive>) {
     #if canImport(os)

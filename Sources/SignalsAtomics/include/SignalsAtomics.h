@@ -7,7 +7,11 @@
 #ifndef SIGNALS_ATOMICS_H
 #define SIGNALS_ATOMICS_H
 
+#if defined(_WIN32)
+#include <windows.h>
+#else
 #include <pthread.h>
+#endif
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -48,7 +52,11 @@ static inline void signals_atomic_or_sequential(uintptr_t *_Nonnull word, uintpt
 
 /// The calling thread's identity: no two running threads share it, and it is never 0.
 static inline uintptr_t signals_thread_id(void) {
+#if defined(_WIN32)
+    return (uintptr_t)GetCurrentThreadId();
+#else
     return (uintptr_t)pthread_self();
+#endif
 }
 
 #endif
