@@ -306,3 +306,74 @@ struct HeldInputTests {
         #expect(failures == [])
     }
 }
+
+@Suite("Synchronous feedback under threads")
+struct HeldInputThreadTests {
+    enum Step: Hashable, Sendable {
+        case start(Int), value(Int), outside(Int)
+    }
+
+    @Test("values held while other threads send and end effects: none lost, each after its cause, FIFO per sender")
+    func heldValuesUnderThreads() async {
+        // One thread sends `.start(k)`; each start's effect sends `.value(k)` at once and is completed
+        // from a dispatch queue, sometimes before its handler returns, sometimes after. Another thread
+        // sends `.outside(j)` meanwhile. Under `.merge` nothing is cancelled, so every input must be
+        // replied to exactly once, each value after its start, and each sender's inputs in order.
+        let count = 10_000
+        let automaton = Automaton<Int, Step>(
+            state: 0,
+            mapping: { state, input in
+                switch input {
+                case let .start(k):
+                    return (
+                        state + 1,
+                        SignalProducer { observer, _ in
+                            observer.send(value: .value(k))
+                            let ended = DispatchSemaphore(value: 0)
+                            DispatchQueue.global().async {
+                                observer.sendCompleted()
+                                ended.signal()
+                            }
+                            if k % 2 == 0 { ended.wait() }
+                        }
+                    )
+                case .value, .outside: return (state + 1, .empty)
+                }
+            })
+        let replies = Recording<Reply<Int, Step>>()
+        automaton.replies.observeValues { replies.append($0) }
+
+        await runOnThreads(2) { thread in
+            for index in 0..<count {
+                automaton.send(thread == 0 ? .start(index) : .outside(index))
+            }
+        }
+        let finished = await onDedicatedThread { () -> Bool in
+            let deadline = DispatchTime.now() + .seconds(60)
+            while automaton.runningEffectCount > 0 || replies.count < 3 * count {
+                if DispatchTime.now() > deadline { return false }
+                sched_yield()
+            }
+            return true
+        }
+
+        #expect(finished == true)
+        let inputs = replies.values.map { reply -> Step in
+            guard case let .success(input, _, _) = reply else { return .outside(-1) }
+            return input
+        }
+        #expect(inputs.count == 3 * count)
+        var position: [Step: Int] = [:]
+        for (index, input) in inputs.enumerated() { position[input] = index }
+        #expect(position.count == 3 * count, "every input replied to exactly once")
+        let starts = inputs.compactMap { if case let .start(k) = $0 { return k } else { return nil } }
+        let outsides = inputs.compactMap { if case let .outside(k) = $0 { return k } else { return nil } }
+        #expect(starts == Array(0..<count))
+        #expect(outsides == Array(0..<count))
+        let late = (0..<count).filter { k in
+            (position[.value(k)] ?? -1) < (position[.start(k)] ?? Int.max)
+        }
+        #expect(late == [], "values replied before their start, or never")
+        #expect(automaton.state.value == 3 * count)
+    }
+}
