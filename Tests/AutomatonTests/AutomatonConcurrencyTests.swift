@@ -137,9 +137,15 @@ struct AutomatonConcurrencyTests {
             // the recordings are read once every thread is done.
             let replyRuns = Locked<[Recording<Int>]>([])
             let eventRuns = Locked<[Recording<EffectEvent<Count>>]>([])
+            // Each sender waits until one observer that stays has been attached (each observer thread
+            // signals once, after its first round that keeps its observers), so that some observer
+            // hears the sends even when the senders would otherwise finish before the observer threads
+            // are scheduled (on two cores, in a release build: a flaky "no observer heard anything").
+            let oneStays = DispatchSemaphore(value: 0)
 
             await runOnThreads(4) { thread in
                 if thread < 2 {
+                    oneStays.wait()
                     for index in 0..<perThread { automaton.send(.add(thread: thread, index: index)) }
                     return
                 }
@@ -154,6 +160,7 @@ struct AutomatonConcurrencyTests {
                     }
                     replyRuns.withCriticalRegion { $0.append(states) }
                     eventRuns.withCriticalRegion { $0.append(events) }
+                    if round == 1 { oneStays.signal() }
                 }
             }
             inputObserver.sendCompleted()
