@@ -369,8 +369,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable @inline(__always)
     func startCommitted(_ record: EffectRecord<State, Input>) {
         assert(!record.hasEnded, "Internal inconsistency: a committed effect was cancelled before it started")
-        guard let effect = record.effect else { return }
-        record.effect = nil
+        guard let effect = record.effect.take() else { return }
         runningLink = .passUnretained(record)
         runningHasEnded = false
         runnerGate.storeWord(currentThreadIdentity())
@@ -383,8 +382,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable @inline(__always)
     func isRunningStartHandler(of record: EffectRecord<State, Input>) -> Bool {
         // The identity first: only the processing role reads `runningLink`.
-        runnerGate.loadWord() == currentThreadIdentity()
-            && runningLink?.toOpaque() == Unmanaged.passUnretained(record).toOpaque()
+        runnerGate.loadWord() == currentThreadIdentity() && isRunning(record)
+    }
+
+    /// Whether `record` is the effect whose start handler the processing role is running. Only for the
+    /// thread holding that role (see `runnerGate`).
+    @inlinable @inline(__always)
+    func isRunning(_ record: EffectRecord<State, Input>) -> Bool {
+        runningLink?.toOpaque() == Unmanaged.passUnretained(record).toOpaque()
     }
 
     /// Holds `input`, sent by the effect of `record`, for the processing role to process once the
@@ -404,9 +409,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// it) and, if `notCancelled`, runs it with the record's observer and the record as its lifetime.
     @inlinable @inline(__always)
     func run(_ record: EffectRecord<State, Input>, ifNotCancelled notCancelled: Bool) {
-        guard let effect = record.effect else { return }
-        record.effect = nil
-        guard notCancelled else { return }
+        guard let effect = record.effect.take(), notCancelled else { return }
         effect.run(record.makeObserver(), lifetime: record)
     }
 
@@ -420,7 +423,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable
     func effectEnded(_ record: EffectRecord<State, Input>) {
         let onRunner = runnerGate.loadWord() == currentThreadIdentity()
-        if onRunner, runningLink?.toOpaque() == Unmanaged.passUnretained(record).toOpaque() {
+        if onRunner, isRunning(record) {
             runningHasEnded = true  // its later values are dropped, through the usual path
         }
         let (ended, next, completeReplies, sends) = machine.withCriticalRegion { machine in

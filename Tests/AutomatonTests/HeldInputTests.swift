@@ -121,78 +121,79 @@ struct HeldInputTests {
         init(_ automaton: Automaton<Int, Step>) { self.automaton = automaton }
     }
 
-    @Test("an outside input sent by the start handler after its value comes after that value")
-    func outsideInputAfterHeldValue() {
-        let (automaton, log) = machine { observer, _, automaton in
-            observer.send(value: .value(1))
-            automaton?.send(.outside(1))
-            observer.send(value: .value(2))
-            observer.sendCompleted()
-        }
+    /// A start handler, what the test sends after `.start`, and every line the log must then hold.
+    struct OrderCase: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let handler: @Sendable (Observer<Step, Never>, Automaton<Int, Step>?) -> Void
+        let sentAfter: [Step]
+        let lines: [String]
+    }
 
-        automaton.send(.start)
-
-        #expect(
-            log.lines.values == [
+    static let orderCases: [OrderCase] = [
+        OrderCase(
+            testDescription: "an outside input sent after the value comes after it",
+            handler: { observer, automaton in
+                observer.send(value: .value(1))
+                automaton?.send(.outside(1))
+                observer.send(value: .value(2))
+                observer.sendCompleted()
+            },
+            sentAfter: [],
+            lines: [
                 "reply success(start, 0 => 1)", "effect 0 started by start", "effect 0 ended",
                 "reply success(value 1, 1 => 2)", "reply success(outside 1, 2 => 3)",
                 "reply success(value 2, 3 => 4)",
-            ])
-    }
-
-    @Test("an outside input sent by the start handler before its value comes before that value")
-    func outsideInputBeforeValue() {
-        let (automaton, log) = machine { observer, _, automaton in
-            automaton?.send(.outside(1))
-            observer.send(value: .value(1))
-            observer.send(value: .value(2))
-            observer.sendCompleted()
-        }
-
-        automaton.send(.start)
-
-        #expect(
-            log.lines.values == [
+            ]),
+        OrderCase(
+            testDescription: "an outside input sent before the value comes before it",
+            handler: { observer, automaton in
+                automaton?.send(.outside(1))
+                observer.send(value: .value(1))
+                observer.send(value: .value(2))
+                observer.sendCompleted()
+            },
+            sentAfter: [],
+            lines: [
                 "reply success(start, 0 => 1)", "effect 0 started by start", "effect 0 ended",
                 "reply success(outside 1, 1 => 2)", "reply success(value 1, 2 => 3)",
                 "reply success(value 2, 3 => 4)",
-            ])
-    }
-
-    @Test("values sent at once after the effect's end are dropped; those before it are processed")
-    func valuesAfterEndDropped() {
-        let (automaton, log) = machine { observer, _, _ in
-            observer.send(value: .value(1))
-            observer.sendCompleted()
-            observer.send(value: .value(2))
-        }
-
-        automaton.send(.start)
-        automaton.send(.outside(1))
-
-        #expect(
-            log.lines.values == [
+            ]),
+        OrderCase(
+            testDescription: "a value sent after the end is dropped; the one before it is processed",
+            handler: { observer, _ in
+                observer.send(value: .value(1))
+                observer.sendCompleted()
+                observer.send(value: .value(2))
+            },
+            sentAfter: [.outside(1)],
+            lines: [
                 "reply success(start, 0 => 1)", "effect 0 started by start", "effect 0 ended",
                 "reply success(value 1, 1 => 2)", "reply success(outside 1, 2 => 3)",
-            ])
-        #expect(automaton.runningEffectCount == 0)
-    }
-
-    @Test("a value sent at once after the effect completed is dropped, though none was held before")
-    func valueAfterEndWithoutHeldValue() {
-        let (automaton, log) = machine { observer, _, _ in
-            observer.sendCompleted()
-            observer.send(value: .value(1))
-        }
-
-        automaton.send(.start)
-        automaton.send(.outside(1))
-
-        #expect(
-            log.lines.values == [
+            ]),
+        OrderCase(
+            // Nothing is held when the value comes: only the effect's end can drop it.
+            testDescription: "a value sent after the end, with none held before, is dropped",
+            handler: { observer, _ in
+                observer.sendCompleted()
+                observer.send(value: .value(1))
+            },
+            sentAfter: [.outside(1)],
+            lines: [
                 "reply success(start, 0 => 1)", "effect 0 started by start", "effect 0 ended",
                 "reply success(outside 1, 1 => 2)",
-            ])
+            ]),
+    ]
+
+    @Test(
+        "a start handler's values, the inputs it sends and its end come out in the queue's order",
+        arguments: orderCases)
+    func queueOrder(_ order: OrderCase) {
+        let (automaton, log) = machine { observer, _, automaton in order.handler(observer, automaton) }
+
+        automaton.send(.start)
+        for input in order.sentAfter { automaton.send(input) }
+
+        #expect(log.lines.values == order.lines)
         #expect(automaton.runningEffectCount == 0)
     }
 

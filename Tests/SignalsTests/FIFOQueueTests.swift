@@ -40,6 +40,23 @@ struct FIFOQueueTests {
         #expect(drained == Array(0..<40))
     }
 
+    @Test("prepend puts an element first: at the start of the buffer, wrapped to its end, and when full")
+    func prependComesOutFirst() {
+        var queue = FIFOQueue<Int>()
+        var drained: [Int] = []
+        queue.prepend(0)  // empty: grows, then wraps from slot 0 to the last slot
+        queue.append(1)
+        for value in 2..<8 { queue.append(value) }  // full (8 slots), head in the last slot
+        queue.prepend(-1)  // full: grows while wrapped, then prepends
+        #expect(queue.count == 9)
+        for _ in 0..<3 { drained.append(queue.removeFirst()!) }
+        queue.prepend(-2)  // head in the middle of the buffer
+        while let value = queue.removeFirst() { drained.append(value) }
+
+        #expect(drained == [-1, 0, 1, -2, 2, 3, 4, 5, 6, 7])
+        #expect(queue.isEmpty)
+    }
+
     @Test("Interleaved appends and removals match a plain array")
     func matchesReferenceModel() {
         var queue = FIFOQueue<Int>()
