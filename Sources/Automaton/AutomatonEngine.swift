@@ -225,7 +225,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             repliesCore.send(.value(.success(pending.input, from, toState)))
             return
         }
-        commit(pending, from: from, to: toState, effect: effect)
+        commit(pending, from: from, to: toState, effect: consume effect)
     }
 
     /// Step 3 of `process(_:)` for a transition that changes the machine's bookkeeping: it starts,
@@ -234,29 +234,39 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable @inline(never)
     func commit(
         _ pending: PendingInput<State, Input>, from: State, to toState: State,
-        effect: SignalProducer<Input, Never>?
+        effect: consuming SignalProducer<Input, Never>?
     ) {
         // Constants, not variables: the critical section below captures them, and a captured variable
         // is retained and released around the call that reads it.
-        let prepared: EffectRecord<State, Input>?
+        let key: EffectKey?
+        let policy: EffectPolicy?
         let cancelKeys: [EffectKey]?
         switch effect?.effectDirective {
         case nil:
-            prepared = effect.map { EffectRecord(engine: self, effect: $0, key: nil, policy: nil) }
-            cancelKeys = nil
-        case let .keyed(key, policy)?:
-            prepared = effect.map { EffectRecord(engine: self, effect: $0, key: key, policy: policy) }
-            cancelKeys = nil
+            (key, policy, cancelKeys) = (nil, nil, nil)
+        case let .keyed(effectKey, effectPolicy)?:
+            (key, policy, cancelKeys) = (effectKey, effectPolicy, nil)
         case let .cancel(keys)?:
-            prepared = nil
-            cancelKeys = keys
+            (key, policy, cancelKeys) = (nil, nil, keys)
+        }
+        // The producer moves into the record (the caller gives it up): no reference counting for it.
+        // The record goes into the critical section unretained (this frame holds `prepared`): captured
+        // as a reference, it was retained and released around it.
+        let prepared: EffectRecord<State, Input>?
+        let preparedLink: Unmanaged<EffectRecord<State, Input>>?
+        if cancelKeys == nil, let producer = effect.take() {
+            let record = EffectRecord(engine: self, effect: producer, key: key, policy: policy)
+            prepared = record
+            preparedLink = .passUnretained(record)
+        } else {
+            (prepared, preparedLink) = (nil, nil)
         }
         var cancelled = CancelledEffects<State, Input>()
         var decision = EffectDecision.none
         let result = machine.withCriticalRegion {
             $0.commitSuccess(
-                pending, prepared: prepared, cancelKeys: cancelKeys, mayHaveRootLatest: &mayHaveRootLatest,
-                cancelled: &cancelled, decision: &decision
+                pending, prepared: preparedLink, cancelKeys: cancelKeys,
+                mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decision: &decision
             )
         }
         if case .aborted = result {

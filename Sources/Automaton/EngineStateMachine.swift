@@ -456,7 +456,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     /// Records a successful transition for `pending`. `prepared` is the record of the effect the mapping
     /// returned (made before the lock was taken, holding the producer), if it is one to run (not
-    /// `.empty`, not a `.cancel(key)` row); `cancelKeys` are the keys a `.cancel` row cancels (`nil` for
+    /// `.empty`, not a `.cancel(key)` row), unretained: the caller holds it for the whole call. `cancelKeys` are the keys a `.cancel` row cancels (`nil` for
     /// any other row). `mayHaveRootLatest` is the processing thread's lock-free hint that the root has
     /// a tracked latest child (under `.latest`), updated here: exact now; later it may stay true after
     /// that child is forgotten, never the other way round.
@@ -468,13 +468,18 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     mutating func commitSuccess(
         _ pending: PendingInput<State, Input>,
-        prepared: Record?,
+        prepared: Unmanaged<Record>?,
         cancelKeys: [EffectKey]?,
         mayHaveRootLatest: inout Bool,
         cancelled: inout CancelledEffects<State, Input>,
         decision: inout EffectDecision
     ) -> CommitResult {
-        defer { if let origin = pending.origin { inputProcessed(from: origin) } }
+        // Borrowed, not retained: the caller's `pending` keeps the origin alive for the whole call.
+        defer {
+            if let origin = pending.origin.map(Unmanaged.passUnretained) {
+                origin._withUnsafeGuaranteedRef { inputProcessed(from: $0) }
+            }
+        }
         guard phase != .terminated else { return .aborted }
 
         if isLatest {
@@ -495,49 +500,52 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             sweepIdleGroupsIfMost(into: &cancelled)
         }
 
-        // The effect that becomes the level's latest child: only an effect of the tree.
-        var treeChild: Record?
-        if let record = prepared {
-            record.id = nextEffectID
-            nextEffectID &+= 1
-            if let policy = record.policy, let key = record.key {
-                decision = group(for: key, into: &cancelled)._withUnsafeGuaranteedRef { group in
-                    switch policy.kind {
-                    case .latest:
-                        cancel(group, into: &cancelled, byCancelRow: false)
-                        return startKeyed(record, in: group)
-                    case .first:
-                        return group.isEmpty ? startKeyed(record, in: group) : .drop
-                    case .queue:
-                        guard !group.isEmpty else { return startKeyed(record, in: group) }
-                        record.isWaiting = true
-                        tracked.append(record)
-                        runningEffects += 1
-                        waitingEffects += 1
-                        group.waiting.append(WaitingEffect(record: record, input: pending.input))
-                        return .wait
-                    case .merge:
-                        return startKeyed(record, in: group)
+        // The effect that becomes the level's latest child: only an effect of the tree. Unretained
+        // (the tracked list holds it), as the tree's links are.
+        var treeChild: Unmanaged<Record>?
+        if let prepared {
+            prepared._withUnsafeGuaranteedRef { record in
+                record.id = nextEffectID
+                nextEffectID &+= 1
+                if let policy = record.policy, let key = record.key {
+                    decision = group(for: key, into: &cancelled)._withUnsafeGuaranteedRef { group in
+                        switch policy.kind {
+                        case .latest:
+                            cancel(group, into: &cancelled, byCancelRow: false)
+                            return startKeyed(record, in: group)
+                        case .first:
+                            return group.isEmpty ? startKeyed(record, in: group) : .drop
+                        case .queue:
+                            guard !group.isEmpty else { return startKeyed(record, in: group) }
+                            record.isWaiting = true
+                            tracked.append(record)
+                            runningEffects += 1
+                            waitingEffects += 1
+                            group.waiting.append(WaitingEffect(record: record, input: pending.input))
+                            return .wait
+                        case .merge:
+                            return startKeyed(record, in: group)
+                        }
                     }
+                    // After the effect has joined its group (or found it busy and been dropped), so that the
+                    // key in hand is never swept.
+                    sweepIdleGroupsIfMost(into: &cancelled)
+                } else {
+                    if isLatest, let origin = pending.origin, origin.isTracked {
+                        record.parent = origin
+                    }
+                    tracked.append(record)
+                    runningEffects += 1
+                    treeChild = .passUnretained(record)
+                    decision = .start
                 }
-                // After the effect has joined its group (or found it busy and been dropped), so that the
-                // key in hand is never swept.
-                sweepIdleGroupsIfMost(into: &cancelled)
-            } else {
-                if isLatest, let origin = pending.origin, origin.isTracked {
-                    record.parent = origin
-                }
-                tracked.append(record)
-                runningEffects += 1
-                treeChild = record
-                decision = .start
             }
         }
         if isLatest {
             if let origin = pending.origin {
-                if origin.isTracked { origin.latestChild = treeChild }
+                if origin.isTracked { origin.latestChildLink = treeChild }
             } else {
-                rootLatest = treeChild
+                rootLatestLink = treeChild
             }
         }
         mayHaveRootLatest = rootLatestLink != nil
