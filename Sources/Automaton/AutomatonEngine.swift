@@ -48,6 +48,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// The lock every effect's lifetime shares (see `Lifetime.init(sharing:)`): an effect's start then
     /// allocates one object less.
     @usableFromInline let lifetimesLock = Lock()
+    /// `lifetimesLock`, unretained, for the lifetimes (each effect's record keeps the engine, so the
+    /// lock outlives them): starting and freeing an effect then costs no reference counting for it.
+    @usableFromInline let unretainedLifetimesLock: UnretainedLock
     @usableFromInline let stateStorage: PropertyStorage<State>
     @usableFromInline let replies: Signal<Reply<State, Input>, Never>
     @usableFromInline let repliesInput: Observer<Reply<State, Input>, Never>
@@ -118,6 +121,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.eventGate = eventGate
         self.heldGate = heldGate
         runnerGate = Lock()
+        unretainedLifetimesLock = lifetimesLock.unretained
         machine = Locked(
             EngineStateMachine(isLatest: strategy == .latest, gate: gate, eventGate: eventGate, heldGate: heldGate))
         stateStorage = PropertyStorage(state)

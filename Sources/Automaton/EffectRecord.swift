@@ -109,7 +109,7 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
         self.effect = effect
         self.key = key
         self.policy = policy
-        super.init(sharing: engine.lifetimesLock)
+        super.init(sharing: engine.unretainedLifetimesLock)
     }
 
     /// The effect's observer: every event goes to the engine, and releasing the observer without a

@@ -10,12 +10,17 @@
 /// object (one allocation less per effect). Its initializers are package-only, so another module may
 /// declare a subclass but can never create one, and every member is `final`.
 open class Lifetime: @unchecked Sendable {
-    // Safe: `list` is only read or written with `lock` held, and what it holds is `Sendable`.
+    // Safe: `list` is only read or written with the lock of `lockLink` held (`withList`), and what
+    // it holds is `Sendable`.
 
     /// Guards `list`: the lifetime's own, or one shared with other lifetimes (`init(sharing:)`). It is
     /// never held while cleanup or any other code outside this file runs, so sharing it cannot
-    /// deadlock.
-    @usableFromInline final let lock: Lock
+    /// deadlock. Unretained: the lifetime's own lock is released by `deinit`, and a shared one is kept
+    /// alive by its owner for as long as the lifetime exists (see `init(sharing:)`), so starting and
+    /// freeing an effect's lifetime costs no reference counting for it.
+    @usableFromInline final let lockLink: Unmanaged<LockStorage<UInt>>
+    /// Whether `lockLink` is the lifetime's own lock, released with it.
+    @usableFromInline final let ownsLock: Bool
     /// Whether the lifetime has ended, and the cleanup to run when it does.
     @usableFromInline @exclusivity(unchecked) final var list = CleanupList()
 
@@ -23,15 +28,33 @@ open class Lifetime: @unchecked Sendable {
     /// hands out. Two allocations: the lifetime and its lock.
     @inlinable
     package init() {
-        lock = Lock()
+        lockLink = .passRetained(Lock().storage)
+        ownsLock = true
     }
 
     /// A lifetime guarded by `lock`, which other lifetimes share: one allocation. The automaton's
     /// engine gives all its effects' lifetimes one lock (held only to read or change a list, so they
-    /// hardly ever wait for each other).
+    /// hardly ever wait for each other). The caller must keep `lock` alive for as long as this lifetime
+    /// exists (the lifetime does not retain it): the engine owns the lock, and each effect's lifetime
+    /// keeps the engine.
     @inlinable
-    package init(sharing lock: Lock) {
-        self.lock = lock
+    package init(sharing lock: UnretainedLock) {
+        lockLink = lock.storage
+        ownsLock = false
+    }
+
+    deinit {
+        if ownsLock { lockLink.release() }
+    }
+
+    /// Runs `body` on `list` with the lock held. `body` must call no code outside this file.
+    @inlinable @inline(__always)
+    final func withList<Result>(_ body: (inout CleanupList) -> Result) -> Result {
+        lockLink._withUnsafeGuaranteedRef { lock in
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&list)
+        }
     }
 
     /// Creates a lifetime and the token that ends it: the lifetime ends when the token is disposed or
@@ -49,7 +72,7 @@ open class Lifetime: @unchecked Sendable {
     }
 
     /// Whether the lifetime has ended.
-    @inlinable public final var hasEnded: Bool { lock.withLock { list.hasEnded } }
+    @inlinable public final var hasEnded: Bool { withList { $0.hasEnded } }
 
     /// Runs `action` when the lifetime ends (at once if it already has).
     ///
@@ -71,7 +94,7 @@ open class Lifetime: @unchecked Sendable {
     }
 
     private func add(_ cleanup: Cleanup) -> Disposable? {
-        guard let token = lock.withLock({ list.add(cleanup) }) else {
+        guard let token = withList({ $0.add(cleanup) }) else {
             cleanup.run()
             return nil
         }
@@ -82,7 +105,7 @@ open class Lifetime: @unchecked Sendable {
     /// was registered. Idempotent and thread safe: only the first call runs anything.
     @inlinable
     package final func end() {
-        guard let cleanup = lock.withLock({ list.end() }) else { return }
+        guard let cleanup = withList({ $0.end() }) else { return }
         cleanup.runAll()
     }
 
@@ -119,11 +142,11 @@ open class Lifetime: @unchecked Sendable {
         }
 
         var isDisposed: Bool {
-            lifetime.lock.withLock { !lifetime.list.contains(token) }
+            lifetime.withList { !$0.contains(token) }
         }
 
         func dispose() {
-            let removed = lifetime.lock.withLock { lifetime.list.remove(token) }
+            let removed = lifetime.withList { $0.remove(token) }
             // Released with no lock held: the cleanup may own an input observer or a lifetime token,
             // whose release sends an event or runs cleanup.
             withExtendedLifetime(removed) {}

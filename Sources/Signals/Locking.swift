@@ -123,6 +123,13 @@ package struct Lock: @unchecked Sendable {
         storage = .make(0)
     }
 
+    /// This lock, unretained: for an owner that keeps the lock alive and hands it to many short-lived
+    /// objects (see `Lifetime.init(sharing:)`).
+    @inlinable
+    package var unretained: UnretainedLock {
+        UnretainedLock(storage: .passUnretained(storage))
+    }
+
     /// The atomic word's value (acquire).
     @inlinable @inline(__always)
     package func loadWord() -> UInt {
@@ -222,6 +229,19 @@ package struct Lock: @unchecked Sendable {
 
 /// A value that can only be touched while its lock is held (the `NIOLockedValueBox` pattern). Copies
 /// share the same value and lock.
+/// A `Lock` held without a reference: copying or storing it costs no reference counting. Whoever
+/// uses it must know that the lock is still alive (its owner keeps a `Lock`).
+@usableFromInline
+package struct UnretainedLock: @unchecked Sendable {
+    // Safe: as `Lock`.
+    @usableFromInline let storage: Unmanaged<LockStorage<UInt>>
+
+    @inlinable
+    init(storage: Unmanaged<LockStorage<UInt>>) {
+        self.storage = storage
+    }
+}
+
 @usableFromInline
 package struct Locked<State> {
     @usableFromInline let storage: LockStorage<State>
