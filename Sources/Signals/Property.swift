@@ -42,9 +42,8 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
             if word & DeliveryState.closed != 0 { return false }
             current = newValue
             version &+= 1
-            // Only this type sends values into `core`, always under the lock, so with the word clear
-            // nobody owns `observers` and it may be read here (as `sendWithLockHeld` does).
-            return word != 0 || !core.observers.isEmpty
+            // Sent unless nobody observes and nobody is delivering (a word of `unobserved` alone).
+            return word != DeliveryState.unobserved
         }
         guard mustSend else { return }
         core.sendWithLockHeld(.value(newValue))
