@@ -392,11 +392,18 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         runningLink = nil
     }
 
+    /// Whether this thread is running the start handler of an effect it has just committed (see
+    /// `startCommitted(_:)`), holding the processing role.
+    @inlinable @inline(__always)
+    var isRunnerThread: Bool {
+        runnerGate.loadWord() == currentThreadIdentity()
+    }
+
     /// Whether this thread is running the start handler of `record` (see `startCommitted(_:)`).
     @inlinable @inline(__always)
     func isRunningStartHandler(of record: EffectRecord<State, Input>) -> Bool {
         // The identity first: only the processing role reads `runningLink`.
-        runnerGate.loadWord() == currentThreadIdentity() && isRunning(record)
+        isRunnerThread && isRunning(record)
     }
 
     /// Whether `record` is the effect whose start handler the processing role is running. Only for the
@@ -434,9 +441,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         send(input, from: record)
     }
 
+    /// The effect of `record` ended (or its observer was released), on this thread; `onRunner` is
+    /// `isRunnerThread`, read by the caller.
     @inlinable
-    func effectEnded(_ record: EffectRecord<State, Input>) {
-        let onRunner = runnerGate.loadWord() == currentThreadIdentity()
+    func effectEnded(_ record: EffectRecord<State, Input>, onRunner: Bool) {
         if onRunner, isRunning(record) {
             runningHasEnded = true  // its later values are dropped, through the usual path
         }

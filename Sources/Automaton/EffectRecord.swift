@@ -134,10 +134,22 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
     /// is done with the effect (it ends a lifetime only after counting the effect out, or for an effect
     /// it cancelled, dropped or never tracked), so a late end, such as the observer of a cancelled
     /// effect being released, needs neither the engine nor its lock.
+    ///
+    /// On the thread running this effect's start handler (see `AutomatonEngine.startCommitted(_:)`),
+    /// whether it has ended is read without the lifetime's lock: that thread holds the processing role,
+    /// and only the role holder ends an effect's lifetime while its handler runs (a cancellation or a
+    /// termination waits for the input in hand), so the lifetime has ended exactly if the effect has
+    /// ended on this thread meanwhile (`runningHasEnded`). A feedback step's completion and its
+    /// observer's release then take no lock each.
     @inlinable
     func effectEnded() {
-        guard !lifetime.hasEnded else { return }
-        engine.effectEnded(self)
+        let onRunner = engine.isRunnerThread
+        if onRunner && engine.isRunning(self) {
+            guard !engine.runningHasEnded else { return }
+        } else {
+            guard !lifetime.hasEnded else { return }
+        }
+        engine.effectEnded(self, onRunner: onRunner)
     }
 }
 
