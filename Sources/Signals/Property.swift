@@ -32,7 +32,10 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     ///
     /// With nobody observing and nothing being delivered (an automaton whose `state` is only read), a
     /// write is a store under the lock: no event is built or queued.
-    @inlinable
+    ///
+    /// Always inlined: the automaton calls it once per input, and a call costs an effect-free input
+    /// 16 instructions (W2 216 against 200).
+    @inlinable @inline(__always)
     package func set(_ newValue: Value) {
         let core = self.core
         // One critical section, its lock released here unless the change is to be sent; written as
