@@ -136,11 +136,12 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
     /// effect being released, needs neither the engine nor its lock.
     ///
     /// On the thread running this effect's start handler (see `AutomatonEngine.startCommitted(_:)`),
-    /// whether it has ended is read without the lifetime's lock: that thread holds the processing role,
-    /// and only the role holder ends an effect's lifetime while its handler runs (a cancellation or a
-    /// termination waits for the input in hand), so the lifetime has ended exactly if the effect has
-    /// ended on this thread meanwhile (`runningHasEnded`). A feedback step's completion and its
-    /// observer's release then take no lock each.
+    /// the lifetime's lock is skipped. That thread holds the processing role, so no cancellation or
+    /// termination can have ended the lifetime meanwhile (both wait for the input in hand). If the
+    /// effect has ended on this thread (`runningHasEnded`), the engine has counted it out: done. If
+    /// not, the engine is asked: an end on another thread meanwhile (an observer handed to another
+    /// thread) is found out under its lock, and that call changes nothing. A feedback step's completion
+    /// and its observer's release then take no lifetime lock each.
     @inlinable
     func effectEnded() {
         let onRunner = engine.isRunnerThread

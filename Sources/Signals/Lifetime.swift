@@ -16,8 +16,9 @@ open class Lifetime: @unchecked Sendable {
     /// Guards `list`: the lifetime's own, or one shared with other lifetimes (`init(sharing:)`). It is
     /// never held while cleanup or any other code outside this file runs, so sharing it cannot
     /// deadlock. Unretained: the lifetime's own lock is released by `deinit`, and a shared one is kept
-    /// alive by its owner for as long as the lifetime exists (see `init(sharing:)`), so starting and
-    /// freeing an effect's lifetime costs no reference counting for it.
+    /// alive by its owner for as long as the lifetime can be used (see `init(sharing:)`), so starting
+    /// and freeing an effect's lifetime costs no reference counting for it. `deinit` never touches a
+    /// shared lock: a subclass may release the lock's owner before it runs.
     @usableFromInline final let lockLink: Unmanaged<LockStorage<UInt>>
     /// Whether `lockLink` is the lifetime's own lock, released with it.
     @usableFromInline final let ownsLock: Bool
@@ -35,8 +36,8 @@ open class Lifetime: @unchecked Sendable {
     /// A lifetime guarded by `lock`, which other lifetimes share: one allocation. The automaton's
     /// engine gives all its effects' lifetimes one lock (held only to read or change a list, so they
     /// hardly ever wait for each other). The caller must keep `lock` alive for as long as this lifetime
-    /// exists (the lifetime does not retain it): the engine owns the lock, and each effect's lifetime
-    /// keeps the engine.
+    /// can be used (the lifetime does not retain it, and does not touch it once it is being freed):
+    /// the engine owns the lock, and each effect's lifetime keeps the engine.
     @inlinable
     package init(sharing lock: UnretainedLock) {
         lockLink = lock.storage

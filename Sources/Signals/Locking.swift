@@ -227,8 +227,6 @@ package struct Lock: @unchecked Sendable {
     }
 }
 
-/// A value that can only be touched while its lock is held (the `NIOLockedValueBox` pattern). Copies
-/// share the same value and lock.
 /// A `Lock` held without a reference: copying or storing it costs no reference counting. Whoever
 /// uses it must know that the lock is still alive (its owner keeps a `Lock`).
 @usableFromInline
@@ -242,6 +240,8 @@ package struct UnretainedLock: @unchecked Sendable {
     }
 }
 
+/// A value that can only be touched while its lock is held (the `NIOLockedValueBox` pattern). Copies
+/// share the same value and lock.
 @usableFromInline
 package struct Locked<State> {
     @usableFromInline let storage: LockStorage<State>

@@ -8,7 +8,8 @@
 ///   deliverer takes the lock and drains.
 /// - `closed`: a terminal event was accepted; set with `lock` held, never cleared.
 /// - `unobserved`: no observer is attached (`observers` is empty). Set and cleared together with
-///   `observers`, by its owner, with `lock` held; meaningful only while `closed` is clear. A word of
+///   `observers`, by its owner, with `lock` held; meaningful only while `closed` is clear (the
+///   terminal delivery empties `observers` without the lock and leaves the bit as it was). A word of
 ///   this bit alone means that a value reaches nobody: a send drops it after one load, with no
 ///   compare-and-swap (an automaton's `effectEvents` that nobody observes costs two atomic operations
 ///   fewer per event).
@@ -207,7 +208,8 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// Sends `event`: delivers it now if nobody is delivering, or queues it behind the current delivery.
     ///
     /// The uncontended path (a value, nobody delivering, nothing queued) takes the delivering role and
-    /// gives it back with one compare-and-swap each, and takes no lock.
+    /// gives it back with one compare-and-swap each, and takes no lock; if nobody observes either, it
+    /// drops the value after one load.
     @inlinable @inline(__always)
     package func send(_ event: Event<Value, Error>) {
         if case let .value(value) = event, deliverUncontended({ deliverValue(value) }) { return }
