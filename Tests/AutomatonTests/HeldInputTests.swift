@@ -182,6 +182,26 @@ struct HeldInputTests {
                 "reply success(start, 0 => 1)", "effect 0 started by start", "effect 0 ended",
                 "reply success(outside 1, 1 => 2)",
             ]),
+        OrderCase(
+            // The handler's thread does not see this end (it skips the lifetime's lock for ends on
+            // its own thread only): its late value is dropped by the engine, and its observer's
+            // release, as the handler returns, ends nothing a second time.
+            testDescription: "an effect ended on another thread during its handler ends once; a later value is dropped",
+            handler: { observer, _ in
+                let ended = DispatchSemaphore(value: 0)
+                Thread {
+                    observer.sendCompleted()
+                    ended.signal()
+                }.start()
+                ended.wait()
+                observer.send(value: .value(1))
+                observer.sendCompleted()
+            },
+            sentAfter: [.outside(1)],
+            lines: [
+                "reply success(start, 0 => 1)", "effect 0 started by start", "effect 0 ended",
+                "reply success(outside 1, 1 => 2)",
+            ]),
     ]
 
     @Test(
