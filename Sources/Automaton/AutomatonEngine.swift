@@ -122,13 +122,15 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.heldGate = heldGate
         runnerGate = Lock()
         unretainedLifetimesLock = lifetimesLock.unretained
+        (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipe()
+        effectEventsCore = effectEvents.core
         machine = Locked(
-            EngineStateMachine(isLatest: strategy == .latest, gate: gate, eventGate: eventGate, heldGate: heldGate))
+            EngineStateMachine(
+                isLatest: strategy == .latest, gate: gate, eventGate: eventGate, heldGate: heldGate,
+                effectEvents: effectEventsCore))
         stateStorage = PropertyStorage(state)
         (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipe()
         repliesCore = replies.core
-        (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipe()
-        effectEventsCore = effectEvents.core
     }
 
     deinit {
@@ -321,11 +323,12 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     // MARK: Effect events (see `EffectEventGate`)
 
     /// Sends the event `kind` of `record`, decided now by the thread holding the processing role (an
-    /// effect's start or drop): at once if it can take the emitter role (building the event only if
-    /// `effectEvents` has an observer: an event retains its key), else queued for the thread that
-    /// holds it.
+    /// effect's start or drop): nowhere if it would reach nobody (see `EffectEventGate`); else at once
+    /// if it can take the emitter role (building the event only if `effectEvents` has an observer: an
+    /// event retains its key), else queued for the thread that holds it.
     @inlinable
     func emit(_ record: EffectRecord<State, Input>, _ kind: EffectEvent<Input>.Kind) {
+        if EffectEventGate.reachesNobody(gate: eventGate, events: effectEventsCore) { return }
         if eventGate.compareExchangeWord(expected: 0, desired: EffectEventGate.emitting) {
             effectEventsCore.sendValue { EffectEvent(id: record.id, key: record.key, kind: kind) }
             finishEmitting()
@@ -450,7 +453,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         let (ended, next, completeReplies, sends) = machine.withCriticalRegion { machine in
             let (ended, next, completeReplies) = machine.effectEnded(record, onRunner: onRunner)
-            guard ended else { return (ended, next, completeReplies, false) }
+            guard ended, !machine.effectEventsReachNobody() else { return (ended, next, completeReplies, false) }
             // Decided in the critical section that counts the effect out, so that the end of
             // `effectEvents`, decided later, comes after it.
             if machine.claimEmitter() { return (ended, next, completeReplies, true) }

@@ -28,10 +28,27 @@ enum ProcessingGate {
 /// thread deciding it either takes the role then (a compare-and-swap from 0) and sends it at once,
 /// or queues it for the holder. So observers hear effect events in the order they were decided,
 /// whichever threads decided them, and the common case (one thread) takes no lock to send them.
+///
+/// An event decided while the word is 0 and `effectEvents` has no observer reaches nobody, and is
+/// neither sent nor queued: it costs two loads, not two compare-and-swaps
+/// (`reachesNobody(gate:events:)`). No event decided before it can still be on its way (none is
+/// held or queued), and every event decided after it is sent or queued as usual, so an observer that
+/// attaches meanwhile hears a gap-free run: whatever follows its `observe`.
 @usableFromInline
 enum EffectEventGate {
     @inlinable static var emitting: UInt { 1 }
     @inlinable static var pending: UInt { 2 }
+
+    /// Whether an effect event decided now would reach nobody: nobody holds the emitter role (so every
+    /// event decided before has been sent, and none is queued) and `events` has no observer. Called
+    /// where the event is decided: under the engine's lock, or by the thread holding the processing
+    /// role for an effect's start. The gate is read first: a holder gives the role back after its
+    /// sends, so once the word reads 0 the observer list read next is at least as recent as the one
+    /// its last send saw.
+    @inlinable @inline(__always)
+    static func reachesNobody<Input>(gate: Lock, events: SignalCore<EffectEvent<Input>, Never>) -> Bool {
+        gate.loadWord() == 0 && events.isUnobserved
+    }
 }
 
 /// An input waiting to be processed, with the effect that emitted it (`nil` for an outside input).
@@ -369,6 +386,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
     /// The effect-event word: see `EffectEventGate`. Only its atomic word is used.
     @usableFromInline let eventGate: Lock
+    /// The core behind `effectEvents`, only to learn whether an event would reach nobody
+    /// (`EffectEventGate.reachesNobody(gate:events:)`).
+    @usableFromInline let effectEvents: SignalCore<EffectEvent<Input>, Never>
     /// The held word: the address of the record of the effect whose value the processing role holds,
     /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Only its atomic word is
     /// used.
@@ -382,10 +402,14 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     }
 
     @inlinable
-    init(isLatest: Bool, gate: Lock, eventGate: Lock, heldGate: Lock) {
+    init(
+        isLatest: Bool, gate: Lock, eventGate: Lock, heldGate: Lock,
+        effectEvents: SignalCore<EffectEvent<Input>, Never>
+    ) {
         self.isLatest = isLatest
         self.gate = gate
         self.eventGate = eventGate
+        self.effectEvents = effectEvents
         self.heldGate = heldGate
     }
 
@@ -551,7 +575,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         mayHaveRootLatest = rootLatestLink != nil
         // The cancellations are decided here: the caller sends them itself if it takes the emitter
         // role now, else they are queued for the thread that holds it (see `EffectEventGate`).
-        guard !cancelled.isEmpty else { return .committed }
+        guard !cancelled.isEmpty, !effectEventsReachNobody() else { return .committed }
         if claimEmitter() { return .committedSendingCancellations }
         for effect in cancelled {
             queue(.value(AutomatonEngine<State, Input>.cancellation(of: effect, by: pending.input)))
@@ -772,6 +796,13 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     func claimEmitter() -> Bool {
         eventGate.takeWordBit(EffectEventGate.emitting, orSet: EffectEventGate.pending)
+    }
+
+    /// Whether an effect event decided now would reach nobody, so that it need be neither sent nor
+    /// queued (see `EffectEventGate`).
+    @inlinable @inline(__always)
+    func effectEventsReachNobody() -> Bool {
+        EffectEventGate.reachesNobody(gate: eventGate, events: effectEvents)
     }
 
     /// Queues an effect event for the thread holding the emitter role (after `claimEmitter()` failed).

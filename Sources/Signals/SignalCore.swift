@@ -203,6 +203,16 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         lock.storeWord(unobserved ? word | DeliveryState.unobserved : word & ~DeliveryState.unobserved)
     }
 
+    /// Whether a value sent now reaches nobody: no observer is attached, nothing is being delivered
+    /// or queued, and the signal has not ended. One load, no lock. A snapshot: an observer may attach
+    /// at once after it. For a sender that orders its sends by other means and wants to skip the work
+    /// of a send nobody hears (see `AutomatonEngine`'s effect events); `send` already drops such a
+    /// value after this same load.
+    @inlinable @inline(__always)
+    package var isUnobserved: Bool {
+        lock.loadWord() == DeliveryState.unobserved
+    }
+
     // MARK: Sending
 
     /// Sends `event`: delivers it now if nobody is delivering, or queues it behind the current delivery.
