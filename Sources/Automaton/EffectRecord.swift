@@ -116,7 +116,9 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
     /// terminal event (an effect that lets go of it, a `send` closure nobody keeps) ends the effect.
     @inlinable
     func makeObserver() -> Observer<Input, Never> {
-        Observer(action: { [self] event in self.receive(event) }, onRelease: { [self] in self.effectEnded() })
+        Observer(
+            action: { [self] event in self.receive(event) }, releasing: self,
+            onRelease: { unsafeDowncast($0, to: Record.self).effectEnded() })
     }
 
     @inlinable

@@ -109,7 +109,9 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// signal has already terminated).
     @inlinable
     package func makeInput() -> Observer<Value, Error> {
-        Observer(action: { [self] event in self.send(event) }, onRelease: { [self] in self.send(.interrupted) })
+        Observer(
+            action: { [self] event in self.send(event) }, releasing: self,
+            onRelease: { unsafeDowncast($0, to: SignalCore.self).send(.interrupted) })
     }
 
     /// Registers what to dispose when the signal terminates (at once if it already has).
