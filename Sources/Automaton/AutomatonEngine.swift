@@ -242,26 +242,17 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         _ pending: PendingInput<State, Input>, from: State, to toState: State,
         effect: consuming SignalProducer<Input, Never>?
     ) {
-        // Constants, not variables: the critical section below captures them, and a captured variable
-        // is retained and released around the call that reads it.
-        let key: EffectKey?
-        let policy: EffectPolicy?
-        let cancelKeys: [EffectKey]?
-        switch effect?.effectDirective {
-        case nil:
-            (key, policy, cancelKeys) = (nil, nil, nil)
-        case let .keyed(effectKey, effectPolicy)?:
-            (key, policy, cancelKeys) = (effectKey, effectPolicy, nil)
-        case let .cancel(keys)?:
-            (key, policy, cancelKeys) = (nil, nil, keys)
-        }
+        // A constant, not a variable: the critical section below captures it, and a captured variable
+        // is retained and released around the call that reads it. A keyed effect's key and policy are
+        // read by its record, straight from the producer (a local copy here retained the key once more).
+        let cancelKeys = effect?.directiveBox?.cancelKeys
         // The producer moves into the record (the caller gives it up): no reference counting for it.
         // The record goes into the critical section unretained (this frame holds `prepared`): captured
         // as a reference, it was retained and released around it.
         let prepared: EffectRecord<State, Input>?
         let preparedLink: Unmanaged<EffectRecord<State, Input>>?
         if cancelKeys == nil, let producer = effect.take() {
-            let record = EffectRecord(engine: self, effect: producer, key: key, policy: policy)
+            let record = EffectRecord(engine: self, effect: producer)
             prepared = record
             preparedLink = .passUnretained(record)
         } else {

@@ -73,16 +73,27 @@ package struct EffectKeyTable<Value> {
         }
     }
 
+    /// The value of the key whose storage is `identity` and whose hash is `hash`, if that very key is in
+    /// its home slot (the usual case for a mapping table's keys); `nil` otherwise, which does not mean
+    /// that the key is absent: then look it up with the subscript. Takes no reference to the key, so
+    /// that a caller holding it borrowed (a record's key) need not retain it around the lookup.
+    @inlinable @inline(__always)
+    package func valueInHomeSlot(hash: Int, identity: ObjectIdentifier) -> Value? {
+        guard !slots.isEmpty else { return nil }
+        let home = hash & (slots.count - 1)
+        guard tags[home] == Self.tag(of: hash), slots[home]?.keyIdentity == identity else { return nil }
+        return slots[home]?.value
+    }
+
     /// The value of `key`, if any.
     @inlinable
     package subscript(_ key: EffectKey) -> Value? {
         guard !slots.isEmpty else { return nil }
-        // The usual case first, inline: the key itself, in its home slot.
+        // The usual case first, inline: the key itself, in its home slot. The slot's fields are read
+        // in place: binding its entry would copy it, retaining and releasing its key.
         let home = key.storage.hash & (slots.count - 1)
-        if tags[home] == Self.tag(of: key.storage.hash),
-            let entry = slots[home], entry.keyIdentity == ObjectIdentifier(key.storage)
-        {
-            return entry.value
+        if tags[home] == Self.tag(of: key.storage.hash), slots[home]?.keyIdentity == ObjectIdentifier(key.storage) {
+            return slots[home]?.value
         }
         let (index, found) = probe(key)
         return found ? slots[index]?.value : nil

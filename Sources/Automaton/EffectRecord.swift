@@ -35,6 +35,12 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
     @usableFromInline let key: EffectKey?
     /// The policy of a keyed effect.
     @usableFromInline let policy: EffectPolicy?
+    /// The hash and the storage's identity of `key` (0 and the engine's, unused, for an effect of the
+    /// tree): plain
+    /// values, so that the engine finds the key's group without touching the key's reference count
+    /// (see `EngineStateMachine.group(forKeyOf:into:)`).
+    @usableFromInline let keyHash: Int
+    @usableFromInline let keyIdentity: ObjectIdentifier
     /// The producer, until the effect starts (or is dropped or cancelled with the record): kept here
     /// so that the engine passes one reference around, not a producer and a record.
     @usableFromInline @exclusivity(unchecked) var effect: SignalProducer<Input, Never>?
@@ -100,15 +106,18 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
         set { latestChildLink = newValue.map { .passUnretained($0) } }
     }
 
+    /// The record of `effect`, keyed if it carries a key (`SignalProducer.keyed(_:_:)`).
     @inlinable
-    init(
-        engine: AutomatonEngine<State, Input>, effect: SignalProducer<Input, Never>, key: EffectKey?,
-        policy: EffectPolicy?
-    ) {
+    init(engine: AutomatonEngine<State, Input>, effect: SignalProducer<Input, Never>) {
         self.engine = engine
+        if let directive = effect.directiveBox, let key = directive.key {
+            self.key = key
+            policy = directive.policy
+            (keyHash, keyIdentity) = (key.storage.hash, ObjectIdentifier(key.storage))
+        } else {
+            (key, policy, keyHash, keyIdentity) = (nil, nil, 0, ObjectIdentifier(engine))
+        }
         self.effect = effect
-        self.key = key
-        self.policy = policy
         super.init(sharing: engine.unretainedLifetimesLock)
     }
 

@@ -531,8 +531,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             prepared._withUnsafeGuaranteedRef { record in
                 record.id = nextEffectID
                 nextEffectID &+= 1
-                if let policy = record.policy, let key = record.key {
-                    decision = group(for: key, into: &cancelled)._withUnsafeGuaranteedRef { group in
+                // The key is read where it is used, not bound: a binding copies it (a retain and a release).
+                if let policy = record.policy, record.key != nil {
+                    decision = group(forKeyOf: record, into: &cancelled)._withUnsafeGuaranteedRef { group in
                         switch policy.kind {
                         case .latest:
                             cancel(group, into: &cancelled, byCancelRow: false)
@@ -604,6 +605,19 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     ) -> Unmanaged<KeyGroup<State, Input>> {
         if let group = groups[key] { return group }
         return insertGroup(for: key, into: &cancelled)
+    }
+
+    /// `group(for:into:)` for the key of the keyed `record`. The usual case (the key's own storage in
+    /// its home slot) reads only the hash and identity the record keeps of its key: passing the key
+    /// itself to a lookup that is not inlined, or even binding its storage, retains and releases it.
+    @inlinable
+    mutating func group(
+        forKeyOf record: Record, into cancelled: inout CancelledEffects<State, Input>
+    ) -> Unmanaged<KeyGroup<State, Input>> {
+        if let group = groups.valueInHomeSlot(hash: record.keyHash, identity: record.keyIdentity) {
+            return group
+        }
+        return group(for: record.key.unsafelyUnwrapped, into: &cancelled)
     }
 
     /// `group(for:into:)` for a key that has no group: out of line, to keep the usual path short.

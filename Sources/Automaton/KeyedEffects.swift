@@ -169,14 +169,29 @@ enum EffectDirective: Sendable {
 
 /// An effect's directive, as the producer carries it: one class reference, which the engine reads
 /// back with a class cast (a cast from an existential to the enum went through the runtime's
-/// dynamic-cast machinery on every keyed effect).
+/// dynamic-cast machinery on every keyed effect). Its parts are stored apart, not as the enum, so that
+/// the engine reads the one it needs where it needs it: a copy of the enum retains the key it holds.
 @usableFromInline
 final class EffectDirectiveBox: Sendable {
-    @usableFromInline let directive: EffectDirective
+    /// The key and policy of `.keyed`; `nil` for `.cancel`.
+    @usableFromInline let key: EffectKey?
+    @usableFromInline let policy: EffectPolicy?
+    /// The keys of `.cancel`; `nil` for `.keyed`.
+    @usableFromInline let cancelKeys: [EffectKey]?
 
     @inlinable
     init(_ directive: EffectDirective) {
-        self.directive = directive
+        switch directive {
+        case let .keyed(key, policy): (self.key, self.policy, cancelKeys) = (key, policy, nil)
+        case let .cancel(keys): (key, policy, cancelKeys) = (nil, nil, keys)
+        }
+    }
+
+    /// The directive.
+    @inlinable
+    var directive: EffectDirective {
+        if let cancelKeys { return .cancel(cancelKeys) }
+        return .keyed(key.unsafelyUnwrapped, policy.unsafelyUnwrapped)
     }
 }
 
@@ -184,8 +199,14 @@ extension SignalProducer where Error == Never {
     /// The directive `keyed(_:_:)` or `cancel(_:)` attached to this producer, if any.
     @inlinable
     var effectDirective: EffectDirective? {
+        directiveBox?.directive
+    }
+
+    /// The box of the directive attached to this producer, if any.
+    @inlinable
+    var directiveBox: EffectDirectiveBox? {
         guard hasDirective else { return nil }
-        return (directive as? EffectDirectiveBox)?.directive
+        return directive as? EffectDirectiveBox
     }
 }
 
