@@ -103,6 +103,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline @exclusivity(unchecked) var runningHasEnded = false
     /// The held value, with its effect. Owned by the processing role.
     @usableFromInline @exclusivity(unchecked) var held: PendingInput<State, Input>?
+    /// The held value while its effect's start handler runs, before `commit` pairs it with the effect
+    /// in `held`, handing over its own reference to the record (`hold` would retain it once more).
+    /// Owned by the processing role.
+    @usableFromInline @exclusivity(unchecked) var heldValue: Input?
     /// Whether `processHeldInputs()` is running (further up the stack). Owned by the processing role.
     @usableFromInline @exclusivity(unchecked) var isProcessingHeldInputs = false
 
@@ -286,7 +290,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         state = toState
         stateStorage.set(toState)
         repliesCore.send(.value(.success(pending.input, from, toState)))
-        guard let record = prepared else { return }
+        guard let record = consume prepared else { return }
         switch decision {
         case .none, .wait:
             break
@@ -297,7 +301,11 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             // effect at once, then ends its lifetime and reports it cancelled once it has started.
             emit(record, .started(by: pending.input))
             startCommitted(record)
-            if held != nil && !isProcessingHeldInputs { processHeldInputs() }
+            if let value = heldValue.take() {
+                // This frame's reference to the record moves into the held input.
+                held = PendingInput(input: value, origin: consume record)
+                if !isProcessingHeldInputs { processHeldInputs() }
+            }
         case .drop:
             record.lifetime.end()
             emit(record, .cancelled(.dropped(by: pending.input)))
@@ -412,10 +420,11 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// ended, no value is held yet and nothing is queued. Returns false if it did not.
     @inlinable
     func hold(_ input: Input, from record: EffectRecord<State, Input>) -> Bool {
-        guard isRunningStartHandler(of: record), !runningHasEnded, held == nil,
+        guard isRunningStartHandler(of: record), !runningHasEnded, heldValue == nil,
             gate.loadWord() == ProcessingGate.processing
         else { return false }
-        held = PendingInput(input: input, origin: record)
+        assert(held == nil, "Internal inconsistency: a value held while another waits")
+        heldValue = input
         heldGate.storeWordSequentially(EngineStateMachine<State, Input>.heldWord(naming: record))
         return true
     }
