@@ -14,8 +14,8 @@ typealias EffectID = UInt64
 ///
 /// A record is forgotten (`isTracked` false, every link cleared) as soon as its effect has ended or
 /// was cancelled and its queued inputs have been processed, so the engine's bookkeeping is bounded by
-/// what is live, never by history. Links between records are unretained: the list of tracked effects
-/// owns the tracked records (see `parentLink`).
+/// what is live, never by history. Links between records are unretained, and so is the list of tracked
+/// effects: what can still act for an effect keeps its record alive (see `TrackedEffects`).
 ///
 /// The record is also the effect's `Lifetime` (a subclass of it), which the start handler receives:
 /// one allocation for both.
@@ -67,9 +67,8 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
     /// Inputs this effect emitted that are still queued.
     @usableFromInline @exclusivity(unchecked) var pendingInputs = 0
     // Links. Every link between records is unretained (`Unmanaged`), so that following, setting and
-    // clearing one costs no reference counting: the list of tracked effects owns each tracked record
-    // (one reference, taken by `TrackedEffects.append` and given back by `remove`), and a link only
-    // ever leads to a tracked record. A record's links are cleared when it is forgotten, and a link
+    // clearing one costs no reference counting: a tracked record is kept alive by what can still act
+    // for its effect (see `TrackedEffects`), and a link only ever leads to a tracked record. A record's links are cleared when it is forgotten, and a link
     // to it is moved on before that: `forgetIfFinished` hands its place in the tree to its heir,
     // `cancelChain` forgets a whole chain and its caller then clears the link that led to it, and a
     // key's group unlinks its records before they are forgotten.
@@ -166,11 +165,24 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
 }
 
 /// The tracked effects, in the order of their identifiers: a list linked through the records.
+///
+/// The list holds no reference to its records: every tracked record is kept alive by what can still
+/// act for its effect, and the engine forgets it, under its lock, while that still holds it:
+/// - the frame that commits it (`AutomatonEngine.commit`), until its effect has started, then the
+///   held value it sent at once, if any, until that value is processed;
+/// - its observer, while the effect keeps it: an end, or the observer's release (whose hook runs
+///   before the observer lets go of the record), counts the effect out;
+/// - the inputs it sent that are queued, each counted out as processed (or dropped) while the caller
+///   still holds it;
+/// - its place among the effects waiting for its key (`WaitingEffect`);
+/// - what a cancellation or a termination collects (`CancelledEffects`) before forgetting it.
+/// So tracking and forgetting an effect cost no reference counting (two atomic operations per effect
+/// fewer), and a record is never freed under the engine's lock.
 @usableFromInline
 struct TrackedEffects<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline typealias Record = EffectRecord<State, Input>
 
-    /// The first and last tracked records. The list holds one reference to each record it links.
+    /// The first and last tracked records (unretained, as every link).
     @usableFromInline var firstLink: Unmanaged<Record>?
     @usableFromInline var lastLink: Unmanaged<Record>?
     @usableFromInline var count = 0
@@ -182,19 +194,18 @@ struct TrackedEffects<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     var first: Record? { firstLink?.takeUnretainedValue() }
 
-    /// Tracks `record`, taking a reference to it.
+    /// Tracks `record` (without a reference to it).
     @inlinable
     mutating func append(_ record: Record) {
         record.isTracked = true
-        let link = Unmanaged.passRetained(record)
+        let link = Unmanaged.passUnretained(record)
         record.previousLink = lastLink
         if let lastLink { lastLink._withUnsafeGuaranteedRef { $0.nextLink = link } } else { firstLink = link }
         lastLink = link
         count += 1
     }
 
-    /// Unlinks `record`, clears its links, and gives back the list's reference to it (the caller
-    /// holds its own).
+    /// Unlinks `record` and clears its links. The caller holds it.
     @inlinable
     mutating func remove(_ record: Record) {
         record.isTracked = false
@@ -206,7 +217,6 @@ struct TrackedEffects<State: Sendable, Input: Sendable>: Sendable {
         record.parentLink = nil
         record.latestChildLink = nil
         count -= 1
-        Unmanaged.passUnretained(record).release()
     }
 
     /// The tracked record of `id`, by a walk (for test harnesses only).

@@ -120,8 +120,8 @@ final class KeyGroup<State: Sendable, Input: Sendable>: @unchecked Sendable {
     ///
     /// The links are unretained, so that starting and ending a keyed effect costs no reference counting:
     /// a record joins its group only once tracked, and leaves it (`removeRunning`, or when the group is
-    /// cancelled or the engine terminates) before it is forgotten, so the list of tracked effects keeps
-    /// every linked record alive.
+    /// cancelled or the engine terminates) before it is forgotten, and a tracked record is alive (see
+    /// `TrackedEffects`).
     @usableFromInline @exclusivity(unchecked) var firstRunning: Unmanaged<Record>?
     @usableFromInline @exclusivity(unchecked) var lastRunning: Unmanaged<Record>?
     /// Waiting (`.queue`) for the running ones to end, FIFO.
@@ -525,7 +525,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         }
 
         // The effect that becomes the level's latest child: only an effect of the tree. Unretained
-        // (the tracked list holds it), as the tree's links are.
+        // (the caller's frame holds it), as the tree's links are.
         var treeChild: Unmanaged<Record>?
         if let prepared {
             prepared._withUnsafeGuaranteedRef { record in
