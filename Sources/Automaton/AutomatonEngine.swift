@@ -437,7 +437,8 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         effect.run(record.makeObserver(), lifetime: record)
     }
 
-    /// Sends `input` as if the tracked effect `id` had sent it; dropped if it is not tracked.
+    /// Sends `input` as if the running effect `id` had sent it; dropped if it is not tracked, has ended
+    /// or waits for its key (see `EngineStateMachine.send(_:from:)`).
     @usableFromInline
     func send(_ input: Input, asIfFromEffect id: EffectID) {
         guard let record = machine.withCriticalRegion({ $0.tracked.record(withID: id) }) else { return }

@@ -33,7 +33,9 @@ enum ProcessingGate {
 /// neither sent nor queued: it costs two loads, not two compare-and-swaps
 /// (`reachesNobody(gate:events:)`). No event decided before it can still be on its way (none is
 /// held or queued), and every event decided after it is sent or queued as usual, so an observer that
-/// attaches meanwhile hears a gap-free run: whatever follows its `observe`.
+/// attaches meanwhile hears a gap-free run: whatever follows its `observe`. (An effect's start, which
+/// the processing role decides without the lock, counts as decided when that thread takes the role,
+/// or finds it free with nobody observing: its earlier check that chose the path orders nothing.)
 @usableFromInline
 enum EffectEventGate {
     @inlinable static var emitting: UInt { 1 }
@@ -448,8 +450,10 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         case .active, .inputCompleted: break
         }
         if let origin {
-            // An input from a cancelled effect is ignored; so is a value after its own completion.
-            guard origin.isTracked, !origin.hasFinished else { return .drop }
+            // An input from a cancelled effect is ignored; so is a value after its own completion, and
+            // one sent as if from an effect that waits for its key (`send(_:asIfFromEffect:)`): it has
+            // not started, and a cancellation forgets a waiting effect without a subtree.
+            guard origin.isTracked, !origin.hasFinished, !origin.isWaiting else { return .drop }
             origin.pendingInputs += 1
         }
         let pending = PendingInput(input: input, origin: origin)

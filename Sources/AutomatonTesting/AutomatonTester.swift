@@ -70,8 +70,8 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
 
     /// Sends `input` as if the running effect `effectID` had sent it (see `EffectEvent.id`): it is
     /// processed at that effect's level of the `.latest` tree. It is dropped, silently, if that effect
-    /// has ended, was cancelled or never existed: no issue is recorded then, but the reply a test
-    /// expected is missing at its next `expect`.
+    /// has ended, was cancelled, waits for its key (`.queue`: it has not started) or never existed: no
+    /// issue is recorded then, but the reply a test expected is missing at its next `expect`.
     public func send(_ input: Input, asIfFromEffect effectID: UInt64) {
         automaton.send(input, asIfFromEffect: effectID)
     }

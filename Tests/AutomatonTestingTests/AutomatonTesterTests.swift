@@ -223,6 +223,46 @@ struct AutomatonTesterTests {
         #expect(tester.finish())
     }
 
+    @Test("send(_:asIfFromEffect:) drops the input of a .queue effect that waits for its key: it has not started")
+    func sendAsIfFromWaitingEffect() {
+        let scheduler = TestScheduler()
+        // Effect 0 runs with key `connection`; effect 1 waits behind it. An input sent as if from effect
+        // 1 is dropped: were it processed, its effect would hang in the `.latest` tree below a record
+        // that the `.cancel` below forgets (and frees) without its subtree.
+        let keyed = SignalProducer<Event, Never>(value: .connected).delay(.seconds(10), on: scheduler)
+            .keyed(Keys.connection, .queue)
+        let unkeyed = SignalProducer<Event, Never>(value: .connected).delay(.seconds(10), on: scheduler)
+        let automaton = Automaton(
+            state: Connection.disconnected,
+            mapping: { (state: Connection, event: Event) in
+                switch event {
+                case .connect: return (.connecting, keyed)
+                case .retry: return (.backingOff, unkeyed)
+                case .disconnect: return (.disconnected, .cancel(Keys.connection))
+                default: return nil
+                }
+            }, strategy: .latest)
+        let tester = AutomatonTester(automaton, scheduler: scheduler)
+        tester.send(.connect)
+        tester.send(.connect)
+        tester.expect([
+            .success(.connect, .disconnected, .connecting), .started(by: .connect, key: Keys.connection),
+            .success(.connect, .connecting, .connecting),
+        ])
+        tester.send(.retry, asIfFromEffect: 1)  // effect 1 waits for effect 0
+        #expect(tester.pending == [])
+        #expect(tester.automaton.state.value == .connecting)
+        tester.send(.disconnect)
+        tester.expect([
+            .cancelled(.cancelled(by: .disconnect), key: Keys.connection),
+            .cancelled(.cancelled(by: .disconnect), key: Keys.connection),
+            .success(.disconnect, .connecting, .disconnected),
+        ])
+        tester.advance(by: .seconds(10))
+        #expect(tester.finish())
+        #expect(tester.failures == [])
+    }
+
     @Test("a failed expect or finish is reported at the caller's file and line")
     func failureSourceLocation() {
         let tester = AutomatonTester(makeConnectionManager(scheduler: TestScheduler()))
