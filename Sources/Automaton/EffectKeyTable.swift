@@ -76,7 +76,8 @@ package struct EffectKeyTable<Value> {
     /// The value of the key whose storage is `identity` and whose hash is `hash`, if that very key is in
     /// its home slot (the usual case for a mapping table's keys); `nil` otherwise, which does not mean
     /// that the key is absent: then look it up with the subscript. Takes no reference to the key, so
-    /// that a caller holding it borrowed (a record's key) need not retain it around the lookup.
+    /// that a caller holding it borrowed (a record's key) need not retain it around the lookup. The
+    /// slot's fields are read in place: binding its entry would copy it, retaining its key.
     @inlinable @inline(__always)
     package func valueInHomeSlot(hash: Int, identity: ObjectIdentifier) -> Value? {
         guard !slots.isEmpty else { return nil }
@@ -89,11 +90,9 @@ package struct EffectKeyTable<Value> {
     @inlinable
     package subscript(_ key: EffectKey) -> Value? {
         guard !slots.isEmpty else { return nil }
-        // The usual case first, inline: the key itself, in its home slot. The slot's fields are read
-        // in place: binding its entry would copy it, retaining and releasing its key.
-        let home = key.storage.hash & (slots.count - 1)
-        if tags[home] == Self.tag(of: key.storage.hash), slots[home]?.keyIdentity == ObjectIdentifier(key.storage) {
-            return slots[home]?.value
+        // The usual case first, inline: the key itself, in its home slot.
+        if let value = valueInHomeSlot(hash: key.storage.hash, identity: ObjectIdentifier(key.storage)) {
+            return value
         }
         let (index, found) = probe(key)
         return found ? slots[index]?.value : nil

@@ -36,9 +36,8 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
     /// The policy of a keyed effect.
     @usableFromInline let policy: EffectPolicy?
     /// The hash and the storage's identity of `key` (0 and the engine's, unused, for an effect of the
-    /// tree): plain
-    /// values, so that the engine finds the key's group without touching the key's reference count
-    /// (see `EngineStateMachine.group(forKeyOf:into:)`).
+    /// tree): plain values, so that the engine finds the key's group without touching the key's
+    /// reference count (see `EngineStateMachine.group(forKeyOf:into:)`).
     @usableFromInline let keyHash: Int
     @usableFromInline let keyIdentity: ObjectIdentifier
     /// The producer, until the effect starts (or is dropped or cancelled with the record): kept here
@@ -68,8 +67,8 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
     @usableFromInline @exclusivity(unchecked) var pendingInputs = 0
     // Links. Every link between records is unretained (`Unmanaged`), so that following, setting and
     // clearing one costs no reference counting: a tracked record is kept alive by what can still act
-    // for its effect (see `TrackedEffects`), and a link only ever leads to a tracked record. A record's links are cleared when it is forgotten, and a link
-    // to it is moved on before that: `forgetIfFinished` hands its place in the tree to its heir,
+    // for its effect (see `TrackedEffects`), and a link only ever leads to a tracked record. A
+    // record's links are cleared when it is forgotten, and a link to it is moved on before that: `forgetIfFinished` hands its place in the tree to its heir,
     // `cancelChain` forgets a whole chain and its caller then clears the link that led to it, and a
     // key's group unlinks its records before they are forgotten.
 

@@ -484,8 +484,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     /// Records a successful transition for `pending`. `prepared` is the record of the effect the mapping
     /// returned (made before the lock was taken, holding the producer), if it is one to run (not
-    /// `.empty`, not a `.cancel(key)` row), unretained: the caller holds it for the whole call. `cancelKeys` are the keys a `.cancel` row cancels (`nil` for
-    /// any other row). `mayHaveRootLatest` is the processing thread's lock-free hint that the root has
+    /// `.empty`, not a `.cancel(key)` row), unretained: the caller holds it for the whole call.
+    /// `cancelKeys` are the keys a `.cancel` row cancels (`nil` for any other row). `mayHaveRootLatest` is the processing thread's lock-free hint that the root has
     /// a tracked latest child (under `.latest`), updated here: exact now; later it may stay true after
     /// that child is forgotten, never the other way round.
     ///
@@ -535,7 +535,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             prepared._withUnsafeGuaranteedRef { record in
                 record.id = nextEffectID
                 nextEffectID &+= 1
-                // The key is read where it is used, not bound: a binding copies it (a retain and a release).
+                // The key is not bound (a binding copies it: a retain and a release); its group is found
+                // from the hash and identity the record keeps of it.
                 if let policy = record.policy, record.key != nil {
                     decision = group(forKeyOf: record, into: &cancelled)._withUnsafeGuaranteedRef { group in
                         switch policy.kind {

@@ -48,6 +48,10 @@ open class Lifetime: @unchecked Sendable {
         if ownsLock { lockLink.release() }
     }
 
+    /// The object the lifetime's lock lives in: for the package's tests, which check with a weak
+    /// reference that a lifetime frees its own lock and never one it shares.
+    package final var lockObject: AnyObject { lockLink.takeUnretainedValue() }
+
     /// Runs `body` on `list` with the lock held. `body` must call no code outside this file.
     @inlinable @inline(__always)
     final func withList<Result>(_ body: (inout CleanupList) -> Result) -> Result {

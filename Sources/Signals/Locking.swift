@@ -123,6 +123,10 @@ package struct Lock: @unchecked Sendable {
         storage = .make(0)
     }
 
+    /// The object the lock lives in: for the package's tests, which check its lifetime with a weak
+    /// reference.
+    package var storageObject: AnyObject { storage }
+
     /// This lock, unretained: for an owner that keeps the lock alive and hands it to many short-lived
     /// objects (see `Lifetime.init(sharing:)`).
     @inlinable

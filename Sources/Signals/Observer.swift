@@ -57,8 +57,8 @@ public final class Observer<Value, Error: Swift.Error>: Sendable {
     /// An input observer: it runs `action` for every event, and `onRelease(target)` when it is
     /// released. `onRelease` sends `.interrupted` into the stream, which ignores it if it has already
     /// terminated. `action` must keep `target` alive (capture it): this observer does not retain it.
-    /// `onRelease` should capture nothing (see `onRelease`); it gets `target` back as `AnyObject`, to
-    /// be cast back with `unsafeDowncast(_:to:)`.
+    /// `onRelease` should capture nothing (see `onRelease`); it gets `target` back as
+    /// `AnyObject & Sendable`, to be cast back with `unsafeDowncast(_:to:)`.
     @inlinable
     package init(
         action: @escaping Action, releasing target: AnyObject & Sendable,

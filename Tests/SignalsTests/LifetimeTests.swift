@@ -3,6 +3,30 @@ import Testing
 
 @Suite("Lifetime")
 struct LifetimeTests {
+    @Test("A lifetime frees its own lock with it, and never a lock it shares with other lifetimes")
+    func lockOwnership() {
+        weak var ownLock: AnyObject?
+        do {
+            let lifetime = Lifetime()
+            ownLock = lifetime.lockObject
+            lifetime.end()
+            #expect(ownLock != nil, "freed while its lifetime lives")
+        }
+        #expect(ownLock == nil, "a lifetime's own lock outlived it")
+
+        var shared: Lock? = Lock()
+        weak let sharedLock: AnyObject? = shared?.storageObject
+        do {
+            let lifetimes = (0..<3).map { _ in Lifetime(sharing: shared!.unretained) }
+            lifetimes[0].end()
+            #expect(lifetimes.map(\.hasEnded) == [true, false, false])
+        }
+        #expect(sharedLock != nil, "a lifetime released a lock it only shares")
+        #expect(shared?.loadWord() == 0)
+        shared = nil
+        #expect(sharedLock == nil)
+    }
+
     @Test("A lifetime ends when its token is disposed, running its cleanup once, in the order registered")
     func endsWhenTokenDisposed() {
         let (lifetime, token) = Lifetime.make()
