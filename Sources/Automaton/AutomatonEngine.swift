@@ -264,11 +264,17 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         var cancelled = CancelledEffects<State, Input>()
         var decision = EffectDecision.none
-        let result = machine.withCriticalRegion {
+        var undecided: [EffectKey] = []
+        var result = machine.withCriticalRegion {
             $0.commitSuccess(
-                pending, prepared: preparedLink, cancelKeys: cancelKeys,
+                pending, prepared: preparedLink, cancelKeys: cancelKeys, equalities: nil, undecided: &undecided,
                 mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decision: &decision
             )
+        }
+        if case .compareKeys = result {
+            result = commitComparingKeys(
+                pending, prepared: preparedLink, cancelKeys: cancelKeys, undecided: &undecided,
+                cancelled: &cancelled, decision: &decision)
         }
         if case .aborted = result {
             prepared?.lifetime.end()
@@ -310,6 +316,36 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             record.lifetime.end()
             emit(record, .cancelled(.dropped(by: pending.input)))
         }
+    }
+
+    /// Commits again after a commit found keys that only their `==` can tell apart (see
+    /// `KeyEqualities`): compares them here, with no lock held, then commits with what it found. The
+    /// candidates are released here too, after the lock.
+    @usableFromInline @inline(never)
+    func commitComparingKeys(
+        _ pending: PendingInput<State, Input>,
+        prepared: Unmanaged<EffectRecord<State, Input>>?,
+        cancelKeys: [EffectKey]?,
+        undecided: inout [EffectKey],
+        cancelled: inout CancelledEffects<State, Input>,
+        decision: inout EffectDecision
+    ) -> CommitResult {
+        var keys = cancelKeys ?? []
+        if let key = prepared?.takeUnretainedValue().key { keys.append(key) }
+        // User code: each key's `==`.
+        let equalities = KeyEqualities(comparing: keys, with: undecided)
+        var none: [EffectKey] = []
+        let result = machine.withCriticalRegion {
+            $0.commitSuccess(
+                pending, prepared: prepared, cancelKeys: cancelKeys, equalities: equalities, undecided: &none,
+                mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decision: &decision
+            )
+        }
+        precondition(
+            result != .compareKeys,
+            "Internal inconsistency: the engine's key table changed while the processing thread compared keys")
+        undecided.removeAll()
+        return result
     }
 
     /// The event of `effect`'s cancellation by the successful input `input`.
@@ -568,13 +604,17 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
     }
 
-    /// Ends the lifetimes of `effects` and reports their cancellation. Every effect event decided before
-    /// (an end on another thread included) was queued before these.
+    /// Reports the cancellation of `effects`, then ends their lifetimes. Every effect event decided
+    /// before (an end on another thread included) was queued before these. The events go first, as on
+    /// every other path: a lifetime's cleanup is user code, and must not run while this thread holds
+    /// the emitter role, nor hold up the events of other threads.
     @usableFromInline
     func cancel(_ effects: CancelledEffects<State, Input>, _ cause: EffectCancellation<Input>) {
         guard !effects.isEmpty else { return }
-        for effect in effects {
-            effect.record.lifetime.end()
+        defer {
+            for effect in effects {
+                effect.record.lifetime.end()
+            }
         }
         let claimed = machine.withCriticalRegion { machine -> Bool in
             if machine.claimEmitter() { return true }

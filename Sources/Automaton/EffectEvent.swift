@@ -11,9 +11,14 @@ public struct EffectEvent<Input: Sendable>: Sendable, CustomStringConvertible {
     public enum Kind: Sendable {
         /// The effect started, because `input` succeeded.
         case started(by: Input)
-        /// The effect ended by itself: it completed, failed, was interrupted, or let go of its observer.
+        /// The effect ended by itself: it completed or was interrupted (a `{ send in ... }` closure
+        /// effect: its last `send` was released). A producer effect that lets go of its observer
+        /// without ending has not ended: it runs until it is cancelled.
         case ended
-        /// The effect was disposed, or, for `.dropped`, never started.
+        /// The effect was disposed (its lifetime ends after this event is sent); or it never started:
+        /// a `.first` effect `.dropped`, or a `.queue` effect cancelled while it waited for its key's
+        /// running effects to end (by `.cancel(key)`, a `.latest` effect of its key, or termination).
+        /// An effect that never started has this event and no `started` one.
         case cancelled(EffectCancellation<Input>)
     }
 
@@ -57,7 +62,8 @@ public enum EffectCancellation<Input: Sendable>: Sendable, CustomStringConvertib
     /// The automaton was released.
     case released
 
-    /// e.g. `cancelled by disconnect`, `replaced by connect`, `dropped (first) by connect`.
+    /// e.g. `cancelled by disconnect`, `replaced by connect`, `dropped by connect`,
+    /// `cancelled: automaton released`.
     public var description: String {
         switch self {
         case let .replaced(input): return "replaced by \(input)"

@@ -49,28 +49,59 @@ package struct EffectKeyTable<Value> {
     @inlinable @inline(__always)
     static func tag(of hash: Int) -> Int { hash | Int.min }
 
-    /// The slot of `key`, or the empty slot where it would go. The table must have slots.
+    /// The slot of `key`, or the empty slot where it would go, found without calling `key`'s `==`: the
+    /// engine looks keys up under its lock, and a key's `==` is the user's code. The table must have
+    /// slots.
+    ///
+    /// A slot holds `key` if it holds the very same storage, or the storage `equalities` says is equal
+    /// to `key`'s. A slot with the same tag and another storage, which `equalities` does not decide,
+    /// may hold a key equal to `key`: then its key is appended to `undecided` (copied, for the caller
+    /// to compare outside the lock) and `found` is false. `equalities` decides a key either way once
+    /// it has an entry for it, so with the entries made from `undecided` a second probe decides.
     @inlinable
-    func probe(_ key: EffectKey) -> (index: Int, found: Bool) {
+    func probe(
+        _ key: EffectKey, equalities: KeyEqualities?, undecided: inout [EffectKey]
+    ) -> (index: Int, found: Bool) {
         let hash = key.storage.hash
         let tag = Self.tag(of: hash)
         let identity = ObjectIdentifier(key.storage)
+        let decided = equalities?.decision(for: identity)
         return tags.withUnsafeBufferPointer { tags in
             slots.withUnsafeBufferPointer { slots in
                 let mask = tags.count - 1
                 var index = hash & mask
                 while tags[index] != 0 {
-                    if tags[index] == tag
-                        && (slots[index].unsafelyUnwrapped.keyIdentity == identity
-                            || slots[index].unsafelyUnwrapped.key == key)
-                    {
-                        return (index, true)
+                    if tags[index] == tag {
+                        let slotIdentity = slots[index].unsafelyUnwrapped.keyIdentity
+                        if slotIdentity == identity { return (index, true) }
+                        switch decided {
+                        case let .equal(to: equal)? where equal == slotIdentity:
+                            return (index, true)
+                        case .some:
+                            break  // decided: not this slot's key
+                        case nil:
+                            undecided.append(slots[index].unsafelyUnwrapped.key)
+                        }
                     }
                     index = (index + 1) & mask
                 }
                 return (index, false)
             }
         }
+    }
+
+    /// Whether the key of `identity` and `hash` is in the table, by identity alone (no user code): the
+    /// first slot that holds it, or the empty slot that ends its probe.
+    @inlinable
+    func slot(ofIdentity identity: ObjectIdentifier, hash: Int) -> (index: Int, found: Bool) {
+        let tag = Self.tag(of: hash)
+        let mask = tags.count - 1
+        var index = hash & mask
+        while tags[index] != 0 {
+            if tags[index] == tag && slots[index].unsafelyUnwrapped.keyIdentity == identity { return (index, true) }
+            index = (index + 1) & mask
+        }
+        return (index, false)
     }
 
     /// The value of the key whose storage is `identity` and whose hash is `hash`, if that very key is in
@@ -86,26 +117,41 @@ package struct EffectKeyTable<Value> {
         return slots[home]?.value
     }
 
-    /// The value of `key`, if any.
+    /// The value of `key`, if any, found without calling `key`'s `==` (see `probe`): `nil` with keys
+    /// appended to `undecided` if only a comparison of `key` with them can tell.
     @inlinable
-    package subscript(_ key: EffectKey) -> Value? {
+    package func value(
+        for key: EffectKey, equalities: KeyEqualities?, undecided: inout [EffectKey]
+    ) -> Value? {
         guard !slots.isEmpty else { return nil }
         // The usual case first, inline: the key itself, in its home slot.
         if let value = valueInHomeSlot(hash: key.storage.hash, identity: ObjectIdentifier(key.storage)) {
             return value
         }
-        let (index, found) = probe(key)
+        let (index, found) = probe(key, equalities: equalities, undecided: &undecided)
         return found ? slots[index]?.value : nil
     }
 
-    /// Inserts `value` for `key`, which must have none. If the table is half full, it is first rebuilt
-    /// without the entries whose value `isStale` (`sweep(dropping:)`): then returns the entries dropped
-    /// (perhaps none); `nil` if it was not rebuilt.
+    /// The value of `key`, if any, for the package's tests: compares `key` with the table's keys of
+    /// the same hash by `==`, as the engine does outside its lock (see `value(for:equalities:undecided:)`).
+    package subscript(_ key: EffectKey) -> Value? {
+        var undecided: [EffectKey] = []
+        if let value = value(for: key, equalities: nil, undecided: &undecided) { return value }
+        guard !undecided.isEmpty else { return nil }
+        let equalities = KeyEqualities(comparing: [key], with: undecided)
+        var none: [EffectKey] = []
+        return value(for: key, equalities: equalities, undecided: &none)
+    }
+
+    /// Inserts `value` for `key`, which must have none (its lookup found nothing, every candidate
+    /// decided unequal). If the table is half full, it is first rebuilt without the entries whose value
+    /// `isStale` (`sweep(dropping:)`): then returns the entries dropped (perhaps none); `nil` if it was
+    /// not rebuilt. Calls no user code.
     @inlinable @discardableResult
     package mutating func insert(_ key: EffectKey, _ value: Value, sweeping isStale: (Value) -> Bool) -> [Entry]? {
         var dropped: [Entry]?
         if (count + 1) * 2 > slots.count { dropped = sweep(dropping: isStale) }
-        let (index, found) = probe(key)
+        let (index, found) = slot(ofIdentity: ObjectIdentifier(key.storage), hash: key.storage.hash)
         precondition(!found, "Internal inconsistency: a key inserted twice in the engine's key table")
         slots[index] = Entry(key: key, value: value)
         tags[index] = Self.tag(of: key.storage.hash)
@@ -162,4 +208,41 @@ package struct EffectKeyTable<Value> {
 }
 
 extension EffectKeyTable: Sendable where Value: Sendable {}
+
+/// What comparing keys by `==` outside the engine's lock decided: for each key compared, the storage
+/// of the table's key equal to it, or that none of the table's candidates is. Keys' `==` is the user's
+/// code, so the engine never calls it under its lock: a lookup that meets a key of the same hash and
+/// another storage stops and hands the candidates out; the caller compares them with no lock held, and
+/// looks up again with the equalities found (the role holder alone adds or sweeps keys, so the table
+/// has not changed meanwhile, unless a termination emptied it).
+@usableFromInline
+package struct KeyEqualities: Sendable {
+    @usableFromInline
+    enum Decision: Sendable, Equatable {
+        case equal(to: ObjectIdentifier)
+        case noneEqual
+    }
+
+    @usableFromInline var decisions: [(key: ObjectIdentifier, decision: Decision)] = []
+
+    /// Compares each of `keys` with each of `candidates` by `==`: user code, so call it with no lock
+    /// held.
+    package init(comparing keys: [EffectKey], with candidates: [EffectKey]) {
+        for key in keys {
+            let equal = candidates.first { $0 == key }
+            decisions.append(
+                (ObjectIdentifier(key.storage), equal.map { .equal(to: ObjectIdentifier($0.storage)) } ?? .noneEqual))
+        }
+    }
+
+    /// Merges `other`'s decisions into these.
+    package mutating func merge(_ other: KeyEqualities) {
+        decisions += other.decisions
+    }
+
+    @inlinable
+    func decision(for key: ObjectIdentifier) -> Decision? {
+        decisions.last { $0.key == key }?.decision
+    }
+}
 extension EffectKeyTable.Entry: Sendable where Value: Sendable {}

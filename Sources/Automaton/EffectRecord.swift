@@ -119,13 +119,16 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
         super.init(sharing: engine.unretainedLifetimesLock)
     }
 
-    /// The effect's observer: every event goes to the engine, and releasing the observer without a
-    /// terminal event (an effect that lets go of it, a `send` closure nobody keeps) ends the effect.
+    /// The effect's observer: every event goes to the engine. Releasing it does not end the effect:
+    /// an effect runs until it ends or is cancelled, as a ReactiveSwift run lives until it terminates
+    /// or its disposable is disposed (the engine holds that disposable). A `{ send in ... }` closure
+    /// effect ends when its `send` is released because its `send` completes it then (see
+    /// `SignalProducer.closureEffect(_:)`).
     @inlinable
     func makeObserver() -> Observer<Input, Never> {
         Observer(
             action: { [self] event in self.receive(event) }, releasing: self,
-            onRelease: { unsafeDowncast($0, to: Record.self).effectEnded() })
+            onRelease: { unsafeDowncast($0, to: Record.self).observerReleased() })
     }
 
     @inlinable
@@ -161,6 +164,20 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
         }
         engine.effectEnded(self, onRunner: onRunner)
     }
+
+    /// The effect's observer was released. If the effect has ended (the usual case: it completed,
+    /// then let go), nothing is left to do. If not, nothing can send into it any more, but it still
+    /// runs until it is cancelled (its lifetime's cleanup is what it does): the observer was what kept
+    /// this record alive, so the record now keeps itself alive until its lifetime ends, which every
+    /// cancellation and termination does (see `TrackedEffects`).
+    ///
+    /// On the thread running this effect's start handler, an effect that ended there is known without
+    /// the lifetime's lock (see `effectEnded()`).
+    @inlinable
+    func observerReleased() {
+        if engine.isRunnerThread && engine.isRunning(self) && engine.runningHasEnded { return }
+        _ = keepAliveUntilEnded()
+    }
 }
 
 /// The tracked effects, in the order of their identifiers: a list linked through the records.
@@ -169,8 +186,9 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
 /// act for its effect, and the engine forgets it, under its lock, while that still holds it:
 /// - the frame that commits it (`AutomatonEngine.commit`), until its effect has started, then the
 ///   held value it sent at once, if any, until that value is processed;
-/// - its observer, while the effect keeps it: an end, or the observer's release (whose hook runs
-///   before the observer lets go of the record), counts the effect out;
+/// - its observer, while the effect keeps it: an end counts the effect out; the observer's release
+///   before the effect has ended makes the record keep itself alive until its lifetime ends (see
+///   `EffectRecord.observerReleased()`), which the engine does only after counting the effect out;
 /// - the inputs it sent that are queued, each counted out as processed (or dropped) while the caller
 ///   still holds it;
 /// - its place among the effects waiting for its key (`WaitingEffect`);

@@ -298,6 +298,11 @@ enum EffectDecision: Sendable {
 enum CommitResult: Sendable {
     /// Terminated while the mapping ran: emit nothing.
     case aborted
+    /// Nothing done: a key of the effect (or of the cancel row) has the hash of a key in the table but
+    /// another storage, and only its `==` (user code) can tell whether they are equal. The candidates
+    /// are in `undecided`; the caller compares them with no lock held and commits again with the
+    /// equalities found.
+    case compareKeys
     /// Committed; the caller takes the emitter role and sends the cancellations itself.
     case committedSendingCancellations
     /// Committed; any cancellations were queued for the thread holding the emitter role.
@@ -498,10 +503,19 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         _ pending: PendingInput<State, Input>,
         prepared: Unmanaged<Record>?,
         cancelKeys: [EffectKey]?,
+        equalities: KeyEqualities?,
+        undecided: inout [EffectKey],
         mayHaveRootLatest: inout Bool,
         cancelled: inout CancelledEffects<State, Input>,
         decision: inout EffectDecision
     ) -> CommitResult {
+        // Keys first, before anything changes: a key that only its `==` can find is compared outside
+        // the lock, and the commit made again (see `KeyEqualities`).
+        if phase != .terminated, !groups.isEmpty,
+            needsComparison(prepared: prepared, cancelKeys: cancelKeys, equalities: equalities, into: &undecided)
+        {
+            return .compareKeys
+        }
         // Borrowed, not retained: the caller's `pending` keeps the origin alive for the whole call.
         defer {
             if let origin = pending.origin.map(Unmanaged.passUnretained) {
@@ -520,8 +534,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             }
         }
         if let cancelKeys {
+            var none: [EffectKey] = []
             for key in cancelKeys {
-                if let group = groups[key] {
+                if let group = groups.value(for: key, equalities: equalities, undecided: &none) {
                     group._withUnsafeGuaranteedRef { cancel($0, into: &cancelled, byCancelRow: true) }
                 }
             }
@@ -538,25 +553,26 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                 // The key is not bound (a binding copies it: a retain and a release); its group is found
                 // from the hash and identity the record keeps of it.
                 if let policy = record.policy, record.key != nil {
-                    decision = group(forKeyOf: record, into: &cancelled)._withUnsafeGuaranteedRef { group in
-                        switch policy.kind {
-                        case .latest:
-                            cancel(group, into: &cancelled, byCancelRow: false)
-                            return startKeyed(record, in: group)
-                        case .first:
-                            return group.isEmpty ? startKeyed(record, in: group) : .drop
-                        case .queue:
-                            guard !group.isEmpty else { return startKeyed(record, in: group) }
-                            record.isWaiting = true
-                            tracked.append(record)
-                            runningEffects += 1
-                            waitingEffects += 1
-                            group.waiting.append(WaitingEffect(record: record, input: pending.input))
-                            return .wait
-                        case .merge:
-                            return startKeyed(record, in: group)
+                    decision = group(forKeyOf: record, equalities: equalities, into: &cancelled)
+                        ._withUnsafeGuaranteedRef { group in
+                            switch policy.kind {
+                            case .latest:
+                                cancel(group, into: &cancelled, byCancelRow: false)
+                                return startKeyed(record, in: group)
+                            case .first:
+                                return group.isEmpty ? startKeyed(record, in: group) : .drop
+                            case .queue:
+                                guard !group.isEmpty else { return startKeyed(record, in: group) }
+                                record.isWaiting = true
+                                tracked.append(record)
+                                runningEffects += 1
+                                waitingEffects += 1
+                                group.waiting.append(WaitingEffect(record: record, input: pending.input))
+                                return .wait
+                            case .merge:
+                                return startKeyed(record, in: group)
+                            }
                         }
-                    }
                     // After the effect has joined its group (or found it busy and been dropped), so that the
                     // key in hand is never swept.
                     sweepIdleGroupsIfMost(into: &cancelled)
@@ -606,10 +622,32 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// swept out go to `cancelled`, to be released after the lock.
     @inlinable
     mutating func group(
-        for key: EffectKey, into cancelled: inout CancelledEffects<State, Input>
+        for key: EffectKey, equalities: KeyEqualities?, into cancelled: inout CancelledEffects<State, Input>
     ) -> Unmanaged<KeyGroup<State, Input>> {
-        if let group = groups[key] { return group }
+        var undecided: [EffectKey] = []
+        if let group = groups.value(for: key, equalities: equalities, undecided: &undecided) { return group }
+        assert(undecided.isEmpty, "Internal inconsistency: a key looked up undecided after its comparison")
         return insertGroup(for: key, into: &cancelled)
+    }
+
+    /// Whether a key of `prepared`'s effect or of `cancelKeys` has, in the table, keys of the same hash
+    /// and another storage that `equalities` does not decide: they go to `undecided`, for the caller to
+    /// compare by `==` with no lock held. Calls no user code.
+    @usableFromInline
+    func needsComparison(
+        prepared: Unmanaged<Record>?, cancelKeys: [EffectKey]?, equalities: KeyEqualities?,
+        into undecided: inout [EffectKey]
+    ) -> Bool {
+        if let cancelKeys {
+            for key in cancelKeys { _ = groups.value(for: key, equalities: equalities, undecided: &undecided) }
+        }
+        prepared?._withUnsafeGuaranteedRef { record in
+            guard record.policy != nil, let key = record.key,
+                groups.valueInHomeSlot(hash: record.keyHash, identity: record.keyIdentity) == nil
+            else { return }
+            _ = groups.value(for: key, equalities: equalities, undecided: &undecided)
+        }
+        return !undecided.isEmpty
     }
 
     /// `group(for:into:)` for the key of the keyed `record`. The usual case (the key's own storage in
@@ -617,12 +655,12 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// itself to a lookup that is not inlined, or even binding its storage, retains and releases it.
     @inlinable
     mutating func group(
-        forKeyOf record: Record, into cancelled: inout CancelledEffects<State, Input>
+        forKeyOf record: Record, equalities: KeyEqualities?, into cancelled: inout CancelledEffects<State, Input>
     ) -> Unmanaged<KeyGroup<State, Input>> {
         if let group = groups.valueInHomeSlot(hash: record.keyHash, identity: record.keyIdentity) {
             return group
         }
-        return group(for: record.key.unsafelyUnwrapped, into: &cancelled)
+        return group(for: record.key.unsafelyUnwrapped, equalities: equalities, into: &cancelled)
     }
 
     /// `group(for:into:)` for a key that has no group: out of line, to keep the usual path short.

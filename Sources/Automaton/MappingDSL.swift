@@ -119,10 +119,7 @@ public func | <State: Sendable, Input: Sendable>(
     mapping: @escaping Automaton<State, Input>.Mapping,
     effect: @escaping @Sendable (_ send: @escaping @Sendable (Input) -> Void) -> Void
 ) -> Automaton<State, Input>.EffectMapping {
-    let producer = SignalProducer<Input, Never> { observer, _ in
-        effect { observer.send(value: $0) }
-    }
-    return mapping | producer
+    mapping | SignalProducer.closureEffect(effect)
 }
 
 /// Matches anything: use it as a from-state (`.reset | any => .idle`) or as an input

@@ -378,7 +378,7 @@ public func | <State: Sendable, Input: Sendable>(
     row: MappingRow<State, Input>,
     effect: @escaping @Sendable (_ send: @escaping @Sendable (Input) -> Void) -> Void
 ) -> MappingRow<State, Input> {
-    row.with(effect: SignalProducer<Input, Never> { observer, _ in effect { observer.send(value: $0) } })
+    row.with(effect: SignalProducer.closureEffect(effect))
 }
 
 /// The row, starting the effect `effect` computes from the from-state and the input

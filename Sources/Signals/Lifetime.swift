@@ -107,11 +107,31 @@ open class Lifetime: @unchecked Sendable {
     }
 
     /// Ends the lifetime: runs its cleanup on the calling thread, with no lock held, in the order it
-    /// was registered. Idempotent and thread safe: only the first call runs anything.
+    /// was registered. Idempotent and thread safe: only the first call runs anything. If the lifetime
+    /// kept itself alive (`keepAliveUntilEnded()`), it lets go of itself last, after its cleanup.
     @inlinable
     package final func end() {
         guard let cleanup = withList({ $0.end() }) else { return }
         cleanup.runAll()
+        if cleanup.keepsItselfAlive { Unmanaged.passUnretained(self).release() }
+    }
+
+    /// Keeps this lifetime (this object) alive until it ends, if it has not ended yet: for package code
+    /// whose object is owned by what can still act for it, and that must outlive the last of those
+    /// (the automaton's effect record, once its effect has let go of its observer without ending).
+    /// Returns false, having done nothing, if the lifetime has ended or already keeps itself alive.
+    ///
+    /// Whoever ends it (`end()`) releases it then: a lifetime kept so and never ended is never freed.
+    @inlinable
+    package final func keepAliveUntilEnded() -> Bool {
+        withList { list -> Bool in
+            guard !list.hasEnded, !list.keepsItselfAlive else { return false }
+            // Retained before the lock is released, so that an `end()` on another thread, which
+            // releases it, always comes after. A retain runs no code and frees nothing.
+            _ = Unmanaged.passUnretained(self).retain()
+            list.keepsItselfAlive = true
+            return true
+        }
     }
 
     /// Ends a `Lifetime` when disposed or released.
@@ -179,6 +199,9 @@ enum Cleanup: Sendable {
 @usableFromInline
 struct CleanupList: Sendable {
     @usableFromInline var hasEnded = false
+    /// Whether the lifetime holds a reference to itself, released when it ends (see
+    /// `Lifetime.keepAliveUntilEnded()`).
+    @usableFromInline var keepsItselfAlive = false
     @usableFromInline var nextToken: UInt64 = 0
     @usableFromInline var first: (token: UInt64, cleanup: Cleanup)?
     @usableFromInline var rest: [(token: UInt64, cleanup: Cleanup)] = []
@@ -200,16 +223,18 @@ struct CleanupList: Sendable {
         return token
     }
 
-    /// Marks the lifetime ended; returns the cleanup to run, or `nil` if there is none (nothing was
-    /// registered, or the lifetime had already ended).
+    /// Marks the lifetime ended; returns the cleanup to run (with `keepsItselfAlive` telling whether
+    /// the lifetime must let go of itself afterwards), or `nil` if there is nothing to do (nothing was
+    /// registered and the lifetime did not keep itself, or the lifetime had already ended).
     @inlinable
     mutating func end() -> CleanupList? {
         guard !hasEnded else { return nil }
         hasEnded = true
-        guard first != nil || !rest.isEmpty else { return nil }
+        guard first != nil || !rest.isEmpty || keepsItselfAlive else { return nil }
         let cleanup = self
         first = nil
         rest = []
+        keepsItselfAlive = false
         return cleanup
     }
 

@@ -38,18 +38,21 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     @inlinable @inline(__always)
     package func set(_ newValue: Value) {
         let core = self.core
+        // The old value is swapped out, not overwritten, and released after the lock: its deinit is
+        // the user's code, and may read this property.
+        var replaced = newValue
         // One critical section, its lock released here unless the change is to be sent; written as
         // one closure so that the compiler does not retain the lock's storage around the unlock.
         let mustSend = core.lock.withLockKeptIf { () -> Bool in
             let word = core.lock.loadWord()
             if word & DeliveryState.closed != 0 { return false }
-            current = newValue
+            swap(&current, &replaced)
             version &+= 1
             // Sent unless nobody observes and nobody is delivering (a word of `unobserved` alone).
             return word != DeliveryState.unobserved
         }
-        guard mustSend else { return }
-        core.sendWithLockHeld(.value(newValue))
+        if mustSend { core.sendWithLockHeld(.value(newValue)) }
+        withExtendedLifetime(replaced) {}
     }
 
     /// Changes the value with `action`, run with no lock held; retried if another writer changed the
@@ -61,15 +64,19 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
             let result = try action(&updated)
             let newValue = updated
             var committed = false
+            // Swapped out and released after the lock, as in `set(_:)`.
+            var replaced = newValue
             core.send(
                 .value(newValue),
                 if: {
                     guard version == snapshotVersion else { return false }
-                    current = newValue
+                    swap(&current, &replaced)
                     version &+= 1
                     committed = true
                     return true
                 })
+            withExtendedLifetime(replaced) {}
+            withExtendedLifetime(snapshot) {}
             if committed || core.hasTerminated { return result }
         }
     }

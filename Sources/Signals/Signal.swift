@@ -65,6 +65,20 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: Sendable {
         }
     }
 
+    /// Creates a signal and hands its input observer and its `Lifetime` to `generator`, as
+    /// ReactiveSwift's `Signal.init(_:)` does. The lifetime ends when the signal terminates, before its
+    /// observers hear of it, or when the signal ends because nobody holds or observes it any more:
+    /// register there what must stop with the signal (`lifetime += upstream.observe(observer)`).
+    ///
+    /// If `generator` does not keep the input observer (nor hand it to something that does), the
+    /// signal is interrupted as soon as `generator` returns.
+    public convenience init(_ generator: (_ input: Observer<Value, Error>, _ lifetime: Lifetime) -> Void) {
+        self.init(core: SignalCore())
+        let (lifetime, token) = Lifetime.make()
+        core.setOnTermination(token)
+        generator(core.makeInput(), lifetime)
+    }
+
     // MARK: Observing
 
     /// Adds `observer`, which receives every event sent from now on.

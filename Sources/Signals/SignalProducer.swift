@@ -107,7 +107,8 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
         SignalProducer(empty: ())
     }
 
-    /// A producer that never sends anything and never ends by itself; only disposal ends a run.
+    /// A producer that never sends anything and never ends by itself; only disposal ends a run (or,
+    /// for a run whose disposable was discarded, nothing: it lives on, as in ReactiveSwift).
     public static var never: SignalProducer {
         SignalProducer { observer, lifetime in
             // Keep the run's input alive until it is disposed, so the lifetime does not end early.
@@ -120,11 +121,16 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     /// Starts a run, creating its `Signal`, and passes the signal and the run's interrupting disposable
     /// to `setup` before the start handler runs, so that observers attached in `setup` see every event.
     ///
-    /// The run's signal follows `Signal`'s lifetime rules, as in ReactiveSwift: the signal is kept until
-    /// the start handler returns; then, if nobody else keeps it and nothing observes it, the run ends at
-    /// once (interrupted, and its `Lifetime` ends, disposing what the start handler added to it).
-    /// Likewise, the run ends when the last observer of a signal nobody keeps is disposed, or when the
-    /// start handler releases its observer without a terminal event.
+    /// The run lives as ReactiveSwift's does: until a terminal event is sent into its observer, or
+    /// until it is interrupted through `interrupter`. `interrupter` keeps the run's input observer, so
+    /// while anyone holds it the run goes on even if the start handler kept nothing; once nobody holds
+    /// the interrupter nor the input observer, nothing can send into the run any more and it is
+    /// interrupted (its `Lifetime` ends, disposing what the start handler added to it).
+    ///
+    /// The run's signal follows `Signal`'s lifetime rules: the signal is kept until the start handler
+    /// returns; then, if nobody else keeps it and nothing observes it, the run ends at once (nobody can
+    /// ever hear it). Likewise, the run ends when the last observer of a signal nobody keeps is
+    /// disposed.
     ///
     /// - Returns: what `setup` returns.
     @discardableResult
@@ -135,7 +141,9 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
         let core = SignalCore<Value, Error>()
         core.setOnTermination(token)
         let input = core.makeInput()
-        let interrupter = AnyDisposable { core.send(.interrupted) }
+        // The interrupter keeps the input, as ReactiveSwift's interrupt handle does: the run lives while
+        // its disposable is held, whatever the start handler keeps. Disposing it releases the input.
+        let interrupter = AnyDisposable { input.sendInterrupted() }
         // The handle is released once the start handler has returned, unless `setup` kept it.
         let signal = Signal(core: core)
         let result = try setup(signal, interrupter)
@@ -147,6 +155,12 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     }
 
     /// Starts a run whose events go to `observer`.
+    ///
+    /// The run goes on until it sends a terminal event or the returned disposable is disposed, as in
+    /// ReactiveSwift: the disposable keeps the run's input, so a start handler need not keep its
+    /// observer. If the disposable is released without being disposed (a discarded result) and the
+    /// start handler did not keep its observer either, nothing can send into the run any more and it is
+    /// interrupted then.
     ///
     /// - Returns: a disposable that interrupts the run.
     @discardableResult

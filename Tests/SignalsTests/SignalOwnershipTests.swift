@@ -38,8 +38,8 @@ struct SignalOwnershipTests {
         #expect(recorder.events == [.value(1), .completed])
     }
 
-    @Test("a run whose start handler lets go of its observer is interrupted, and its lifetime ends once")
-    func runWithReleasedObserverIsInterrupted() {
+    @Test("a run whose start handler lets go of its observer lives while its disposable is held, and ends once")
+    func runWithReleasedObserverLivesWhileItsDisposableIsHeld() {
         let recorder = EventRecorder<Int, Never>()
         let ends = TestLog<String>()
         let producer = SignalProducer<Int, Never> { observer, lifetime in
@@ -47,11 +47,37 @@ struct SignalOwnershipTests {
             lifetime.observeEnded { ends.append("ended") }
         }
         let disposable = producer.start(recorder.observer)
+        #expect(recorder.events == [.value(1)])
+        #expect(ends.entries == [])
+        disposable.dispose()
         #expect(recorder.events == [.value(1), .interrupted])
         #expect(ends.entries == ["ended"])
         disposable.dispose()
         #expect(recorder.events == [.value(1), .interrupted])
         #expect(ends.entries == ["ended"])
+    }
+
+    @Test("a run whose start handler lets go of its observer and whose disposable is discarded is interrupted at once")
+    func runWithReleasedObserverAndDiscardedDisposableIsInterrupted() {
+        let recorder = EventRecorder<Int, Never>()
+        let ends = TestLog<String>()
+        let producer = SignalProducer<Int, Never> { observer, lifetime in
+            observer.send(value: 1)
+            lifetime.observeEnded { ends.append("ended") }
+        }
+        producer.start(recorder.observer)
+        #expect(recorder.events == [.value(1), .interrupted])
+        #expect(ends.entries == ["ended"])
+    }
+
+    @Test("a run whose disposable is released later, its observer long let go of, is interrupted then")
+    func runInterruptedWhenItsDisposableIsReleased() {
+        let recorder = EventRecorder<Int, Never>()
+        var disposable: Disposable? = SignalProducer<Int, Never> { _, _ in }.start(recorder.observer)
+        #expect(recorder.events == [])
+        #expect(disposable?.isDisposed == false)
+        disposable = nil
+        #expect(recorder.events == [.interrupted])
     }
 
     @Test("a run whose disposable and observer are both dropped tells its observer it was interrupted")

@@ -6,9 +6,10 @@ extension Signal {
     /// 2. `value`, `failed`, `completed` or `interrupted`, whichever matches;
     /// 3. for a terminal event, `terminated`.
     ///
-    /// After the terminal event has been forwarded to the result's observers, `disposed` runs: it is the
-    /// last thing to happen, as in ReactiveSwift. (A signal cannot be disposed from outside, so for a
-    /// signal `disposed` runs exactly when it terminates.)
+    /// `disposed` runs once, when the result is disposed of, as in ReactiveSwift: after its terminal
+    /// event has been forwarded to its observers (it is the last thing to happen), or, if the result
+    /// ends because nobody holds or observes it any more (see `Signal`'s lifetime rules), when it ends
+    /// (`Signal.never.on(disposed:)` released unobserved runs `disposed` at once).
     ///
     /// Hooks run on the thread that delivers this signal's event, serially, with no lock held.
     public func on(
@@ -20,8 +21,11 @@ extension Signal {
         terminated: (@Sendable () -> Void)? = nil,
         disposed: (@Sendable () -> Void)? = nil
     ) -> Signal {
-        Signal.relaying { output in
-            observe(
+        // Which of the two ends runs `disposed`: the forwarded terminal event, or the result's end
+        // without one (unreachable and unobserved). Claimed once, by whichever comes first.
+        let disposal = DisposedOnce()
+        return Signal.relaying { output in
+            let observation = observe(
                 Observer { received in
                     event?(received)
                     switch received {
@@ -37,9 +41,32 @@ extension Signal {
                         interrupted?()
                         terminated?()
                     }
-                    output.send(received)
-                    if received.isTerminating { disposed?() }
+                    if received.isTerminating {
+                        let claimed = disposal.claim()
+                        output.send(received)
+                        if claimed { disposed?() }
+                    } else {
+                        output.send(received)
+                    }
                 })
+            guard let disposed else { return observation }
+            return AnyDisposable {
+                observation.dispose()
+                if disposal.claim() { disposed() }
+            }
+        }
+    }
+}
+
+/// A flag that one caller claims, once, from any thread.
+final class DisposedOnce: Sendable {
+    private let claimed = Locked(false)
+
+    /// Whether this call is the first.
+    func claim() -> Bool {
+        claimed.withCriticalRegion { claimed in
+            defer { claimed = true }
+            return !claimed
         }
     }
 }

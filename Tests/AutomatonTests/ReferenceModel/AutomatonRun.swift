@@ -73,8 +73,8 @@ private struct RowBuilder {
         }
     }
 
-    /// The effect as a producer; a closure effect as the DSL makes it, a start handler that calls
-    /// `send` and keeps no observer.
+    /// The effect as a producer; a closure effect as the DSL makes it (`SignalProducer.closureEffect`),
+    /// whose run completes when its `send` is released.
     func producer(_ spec: EffectSpec) -> SignalProducer<Int, Never> {
         let scheduler = self.scheduler
         switch spec {
@@ -83,13 +83,13 @@ private struct RowBuilder {
         case let .values(inputs):
             return SignalProducer(values: inputs)
         case let .closure(inputs):
-            return SignalProducer { observer, _ in
-                for input in inputs { observer.send(value: input) }
+            return .closureEffect { send in
+                for input in inputs { send(input) }
             }
         case let .pending(inputs):
-            return SignalProducer { observer, lifetime in
+            // Keeps nothing: the run lives until the engine disposes of it (ReactiveSwift's run rule).
+            return SignalProducer { observer, _ in
                 for input in inputs { observer.send(value: input) }
-                lifetime.observeEnded { withExtendedLifetime(observer) {} }
             }
         case let .scheduled(emissions, completion, interrupts):
             let lifetimes = scheduledLifetimes
@@ -115,12 +115,12 @@ private struct RowBuilder {
         case let .delayed(inputs, delay):
             return SignalProducer(values: inputs).delay(.seconds(delay), on: scheduler)
         case let .closureScheduled(emissions):
-            return SignalProducer { observer, _ in
+            return .closureEffect { send in
                 for emission in emissions {
                     if let delay = emission.delay {
-                        scheduler.schedule(after: .seconds(delay)) { observer.send(value: emission.input) }
+                        scheduler.schedule(after: .seconds(delay)) { send(emission.input) }
                     } else {
-                        observer.send(value: emission.input)
+                        send(emission.input)
                     }
                 }
             }

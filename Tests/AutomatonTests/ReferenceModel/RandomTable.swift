@@ -130,8 +130,8 @@ enum EffectSpec: Sendable, Equatable, CustomStringConvertible {
     /// engine must drop what it sends after being replaced. The scheduled actions keep `send`, so it
     /// ends when the last of them has run (at once if none is scheduled).
     case closureScheduled([Emission])
-    /// A start handler that emits synchronously as it starts, then keeps its observer until it is
-    /// disposed: it never ends by itself (keyed cases only, so that a key's effect is still running
+    /// A start handler that emits synchronously as it starts and keeps nothing: its run lives until it
+    /// is disposed, as a ReactiveSwift run does (it never ends by itself) (keyed cases only, so that a key's effect is still running
     /// when the next input comes).
     case pending([Int])
 
