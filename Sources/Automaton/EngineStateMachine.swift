@@ -741,8 +741,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
                 runningEffects -= 1
                 waitingEffects -= 1
                 cancelled.append(CancelledEffect(record, byCancelRow: byCancelRow))
-                cancelled.keep(waiting)
             }
+            // Released after the lock, whatever its record's state: it holds an input and a producer.
+            cancelled.keep(waiting)
         }
     }
 

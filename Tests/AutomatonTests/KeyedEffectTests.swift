@@ -710,6 +710,65 @@ struct KeyedEffectTests {
         #expect(recorded.filter { $0 >= 0 } == Array(0..<100))
         #expect(recorded.filter { $0 < 0 } == Array(repeating: -1, count: released))
     }
+
+    /// A key's `==` is a user's code, so the engine never calls it under its lock: a key made anew
+    /// per input, equal to a running one's, is compared after the lock (under the lock, an `==` that
+    /// reads `runningEffectCount` would wait for that lock forever). Run on a thread of its own, so
+    /// that a deadlock fails the test instead of hanging it.
+    @Test("a key's == reads the automaton: keys are compared with no lock held", arguments: [false, true])
+    func keyEqualityReadsTheAutomaton(cancelRow: Bool) async {
+        let outcome = await onDedicatedThread(timeout: 60) { () -> ([Int], [String], Int) in
+            let owner = WeakBox<Automaton<Int, Int>>()
+            let comparisons = Locked<[Int]>([])
+            let pending = SignalProducer<Int, Never> { _, _ in }
+            let automaton = Automaton<Int, Int>(
+                state: 0,
+                mapping: { (state: Int, input: Int) in
+                    let key = ReadingKey(id: input % 2) {
+                        comparisons.withCriticalRegion { $0.append(owner.object?.runningEffectCount ?? -1) }
+                    }
+                    if cancelRow && input == 9 { return (state + 1, .cancel(key)) }
+                    return (state + 1, pending.keyed(key, .latest))
+                })
+            owner.object = automaton
+            let events = Recording<String>()
+            automaton.effectEvents.observeValues { events.append("\($0)") }
+            for input in [0, 1, 2, 9] { automaton.send(input) }
+            return (comparisons.withCriticalRegion { $0 }, events.values, automaton.runningEffectCount)
+        }
+        guard let (comparisons, events, running) = outcome else { return }
+        #expect(comparisons.allSatisfy { $0 == 2 }, "== ran while the automaton could be read: \(comparisons)")
+        #expect(!comparisons.isEmpty)
+        let last =
+            cancelRow
+            ? ["effect 1 [1] cancelled by 9"]
+            : ["effect 1 [1] replaced by 9", "effect 3 [1] started by 9"]
+        #expect(
+            events
+                == [
+                    "effect 0 [0] started by 0", "effect 1 [1] started by 1", "effect 0 [0] replaced by 2",
+                    "effect 2 [0] started by 2",
+                ] + last)
+        #expect(running == (cancelRow ? 1 : 2))
+    }
+}
+
+/// A key equal to another of the same `id`, whose `==` runs `onCompare` (user code that may read the
+/// automaton).
+private struct ReadingKey: Hashable, Sendable, CustomStringConvertible {
+    let id: Int
+    let onCompare: @Sendable () -> Void
+
+    static func == (lhs: ReadingKey, rhs: ReadingKey) -> Bool {
+        lhs.onCompare()
+        return lhs.id == rhs.id
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+    }
+
+    var description: String { "\(id)" }
 }
 
 private enum SweepInput: Hashable, Sendable, CustomStringConvertible {

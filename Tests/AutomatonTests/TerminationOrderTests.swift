@@ -72,6 +72,34 @@ struct TerminationOrderTests {
         }
     }
 
+    @Test(
+        "events before lifetimes: a release or an interruption sends each running effect's cancellation before its cleanup runs",
+        arguments: [false, true])
+    func cancellationEventsBeforeLifetimes(interrupt: Bool) {
+        let log = Locked<[String]>([])
+        let effect = SignalProducer<Int, Never> { observer, lifetime in
+            lifetime.observeEnded { log.withCriticalRegion { $0.append("cleanup") } }
+            lifetime.observeEnded { withExtendedLifetime(observer) {} }
+        }
+        let (input, inputObserver) = Signal<Int, Never>.pipe()
+        var automaton: Automaton<Int, Int>? = Automaton(
+            state: 0, input: input, mapping: { state, _ in (state + 1, effect) })
+        automaton!.effectEvents.observe { event in
+            let line = event.value.map { "\($0)" } ?? (event.isTerminating ? "effect events ended" : "?")
+            log.withCriticalRegion { $0.append(line) }
+        }
+        automaton!.send(1)
+        automaton!.send(2)
+        if interrupt { inputObserver.sendInterrupted() } else { automaton = nil }
+        let cause = interrupt ? "input interrupted" : "automaton released"
+        #expect(
+            log.withCriticalRegion { $0 } == [
+                "effect 0 started by 1", "effect 1 started by 2", "effect 0 cancelled: \(cause)",
+                "effect 1 cancelled: \(cause)", "cleanup", "cleanup", "effect events ended",
+            ])
+        withExtendedLifetime(automaton) {}
+    }
+
     @Test("released while another thread processes: that thread ends replies, then state, then the lifetime")
     func releaseWhileAnotherThreadProcesses() async {
         let inMapping = DispatchSemaphore(value: 0)

@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import Signals
 import Testing
 
@@ -345,5 +347,44 @@ struct PropertyTests {
             #expect(!property.lifetime.hasEnded)
         }
         #expect(log.entries == ["signal completed", "lifetime ended"])
+    }
+
+    /// A property's old value is a user's value: its `deinit` runs after the property's lock is
+    /// released, so it may read the property (a cache entry that unregisters itself). Under the lock it
+    /// would wait for that lock forever; run on a thread of its own, so that a deadlock fails the test.
+    @Test("a replaced value's deinit may read the property: set and modify release it after the lock")
+    func replacedValueDeinitReadsTheProperty() async {
+        final class Entry: Sendable {
+            let id: Int
+            let onDeinit: @Sendable () -> Void
+            init(id: Int, onDeinit: @escaping @Sendable () -> Void) {
+                self.id = id
+                self.onDeinit = onDeinit
+            }
+            deinit { onDeinit() }
+        }
+        let seen = TestLog<String>()
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let property = MutableProperty<Entry?>(nil)
+            let weakProperty = WeakBox(property)
+            func entry(_ id: Int) -> Entry {
+                Entry(id: id) {
+                    seen.append("deinit \(id) saw \(weakProperty.object?.value.map { "\($0.id)" } ?? "nil")")
+                }
+            }
+            let observed = property.signal.observeValues { seen.append("observed \($0.map { "\($0.id)" } ?? "nil")") }
+            property.value = entry(1)
+            property.value = entry(2)
+            property.modify { $0 = entry(3) }
+            observed.dispose()
+            property.value = nil
+            finished.signal()
+        }
+        #expect(await Watchdog.signalled(finished, within: 60), "deadlocked: a value was released under the lock")
+        #expect(
+            seen.entries == [
+                "observed 1", "observed 2", "deinit 1 saw 2", "observed 3", "deinit 2 saw 3", "deinit 3 saw nil",
+            ])
     }
 }

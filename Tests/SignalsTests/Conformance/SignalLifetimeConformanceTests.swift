@@ -1,169 +1,383 @@
 import Signals
 import Testing
 
-// The ownership rules of ReactiveSwift's SignalLifetimeSpec, and the lifetime cases of SignalProducerSpec
-// and SignalProducerLiftingSpec, written against our API (BRIEF §4, "Lifetimes end"). Each test names
-// the spec case it follows.
+// ReactiveSwift 7.2's SignalLifetimeSpec, case by case under the spec's own titles ("describe: it"),
+// written against our API (BRIEF §4, "Lifetimes end"). Where the spec passes a disposable to
+// `Signal.pipe(disposable:)`, these tests register it on the lifetime of `Signal.init(_:)` (the same
+// thing in ReactiveSwift: the pipe's disposable is its generator's lifetime). Every case asserts what
+// the spec asserts; none departs from it.
+
+/// What ReactiveSwift's spec holds weakly: an object of no particular type.
+private final class Token: Sendable {}
+
+/// The spec's `testTransform()`: a signal made with `Signal.init(_:)` that forwards this one.
+extension Signal {
+    fileprivate func testTransform() -> Signal {
+        Signal { observer, lifetime in
+            lifetime += self.observe(observer)
+        }
+    }
+}
 
 @Suite("Conformance: SignalLifetimeSpec")
 struct SignalLifetimeConformanceTests {
-    @Test("SignalLifetimeSpec: Signal.pipe should deallocate when neither it nor its input is referenced")
-    func pipeDeallocates() {
-        let weakSignal = WeakBox<Signal<Int, Never>>()
-        do {
-            let (signal, input) = Signal<Int, Never>.pipe()
-            weakSignal.object = signal
-            withExtendedLifetime(input) {}
-        }
-        #expect(weakSignal.object == nil)
-    }
+    // MARK: describe("init")
 
-    @Test("SignalLifetimeSpec: an input observer that nobody retains should interrupt its signal")
-    func releasedInputInterrupts() {
-        let recorder = EventRecorder<Int, Never>()
-        let (signal, input) = Signal<Int, Never>.pipe()
-        signal.observe(recorder.observer)
-        do {
-            let sender = input
-            sender.send(value: 1)
-        }
-        _ = consume input
-        #expect(recorder.events == [.value(1), .interrupted])
-        withExtendedLifetime(signal) {}
-    }
-
-    @Test(
-        "SignalLifetimeSpec: Signal.init should dispose of the generator's disposable when the signal is unobserved and unreferenced"
-    )
-    func unobservedSignalDisposesGenerator() {
+    @Test("init: should automatically interrupt if the input observer is not retained")
+    func interruptsWhenInputIsNotRetained() {
         let disposable = AnyDisposable()
-        let input = LockedTestValue<Observer<Int, Never>?>(nil)
+        var outerSignal: Signal<Never, Never>?
         do {
-            let signal = Signal<Int, Never> { observer in
-                input.withValue { $0 = observer }
-                return disposable
+            let signal = Signal<Never, Never> { observer, lifetime in
+                lifetime += disposable
+                withExtendedLifetime(observer) {
+                    #expect(!disposable.isDisposed)
+                }
             }
-            withExtendedLifetime(signal) {}
+            outerSignal = signal
         }
         #expect(disposable.isDisposed)
+        withExtendedLifetime(outerSignal) {}
     }
 
     @Test(
-        "SignalLifetimeSpec: should be alive until completion if it has an observer, despite not being explicitly retained"
+        "init: should automatically interrupt if the input observer is not retained, even if there are still one or more active observer"
     )
-    func observedSignalLivesUntilCompletion() {
-        // As in ReactiveSwift 6 and later: the `Signal` handle itself is freed at once, while the
-        // signal goes on (it is not disposed) until it completes.
-        let weakSignal = WeakBox<Signal<Int, Never>>()
-        let input = LockedTestValue<Observer<Int, Never>?>(nil)
-        let disposed = LockedTestValue(false)
-        let recorder = EventRecorder<Int, Never>()
+    func interruptsWhenInputIsNotRetainedDespiteObservers() {
+        let disposable = AnyDisposable()
+        let isInterrupted = LockedTestValue(false)
+        let input = LockedTestValue<Observer<Never, Never>?>(nil)
+        var outerSignal: Signal<Never, Never>?
         do {
-            let signal = Signal<Int, Never> { observer in
+            let signal = Signal<Never, Never> { observer, lifetime in
+                lifetime += disposable
                 input.withValue { $0 = observer }
-                return AnyDisposable { disposed.withValue { $0 = true } }
             }
-            weakSignal.object = signal
-            signal.observe(recorder.observer)
+            outerSignal = signal
+            signal.observeInterrupted { isInterrupted.withValue { $0 = true } }
+            #expect(!isInterrupted.value)
+            #expect(!disposable.isDisposed)
+            input.withValue { $0 = nil }
+        }
+        #expect(isInterrupted.value)
+        #expect(disposable.isDisposed)
+        withExtendedLifetime(outerSignal) {}
+    }
+
+    @Test("init: should be disposed of if it does not have any observers")
+    func disposedWithoutObservers() {
+        let isDisposed = LockedTestValue(false)
+        let weakSignal = WeakBox<Signal<Token, Never>>()
+        do {
+            let signal: Signal<Token, Never> = .never
+            weakSignal.object = signal.on(disposed: { isDisposed.withValue { $0 = true } })
         }
         #expect(weakSignal.object == nil)
-        #expect(!disposed.value)
-        input.value?.send(value: 1)
-        #expect(!disposed.value)
-        input.value?.sendCompleted()
-        #expect(disposed.value)
-        #expect(recorder.events == [.value(1), .completed])
+        #expect(isDisposed.value)
+    }
+
+    @Test("init: should be disposed of if no one retains it")
+    func disposedWhenNoOneRetainsIt() {
+        let isDisposed = LockedTestValue(false)
+        let input = LockedTestValue<Observer<Token, Never>?>(nil)
+        var signal: Signal<Token, Never>? = Signal<Token, Never> { innerObserver, _ in
+            input.withValue { $0 = innerObserver }
+        }.on(disposed: { isDisposed.withValue { $0 = true } })
+        let weakSignal = WeakBox(signal)
+        withExtendedLifetime(input) {
+            #expect(weakSignal.object != nil)
+            #expect(!isDisposed.value)
+
+            var reference = signal
+            signal = nil
+            #expect(weakSignal.object != nil)
+            #expect(!isDisposed.value)
+
+            withExtendedLifetime(reference) {}
+            reference = nil
+            #expect(weakSignal.object == nil)
+            #expect(isDisposed.value)
+        }
     }
 
     @Test(
-        "SignalLifetimeSpec: a derived signal that is unreachable and unobserved should detach from its upstream and be freed"
+        "init: should be disposed of when the signal shell has deinitialized with no active observer regardless of whether the generator observer is retained or not"
     )
-    func derivedSignalDetaches() {
-        let (upstream, input) = Signal<Int, Never>.pipe()
-        let weakMapped = WeakBox<Signal<Int, Never>>()
-        let weakCapture = WeakBox<AnyDisposable>()
+    func disposedWhenShellDeinitializesUnobserved() {
+        let input = LockedTestValue<Observer<Token, Never>?>(nil)
+        let isDisposed = LockedTestValue(false)
+        let weakSignal = WeakBox<Signal<Token, Never>>()
         do {
-            let captured = AnyDisposable()
-            weakCapture.object = captured
-            let mapped = upstream.map { value in withExtendedLifetime(captured) { value } }
-            weakMapped.object = mapped
-            mapped.observeValues { _ in }.dispose()
+            let signal = Signal<Token, Never> { innerObserver, _ in
+                input.withValue { $0 = innerObserver }
+            }
+            weakSignal.object = signal.on(disposed: { isDisposed.withValue { $0 = true } })
         }
-        #expect(weakMapped.object == nil)
-        #expect(weakCapture.object == nil, "the transform was released with the derived signal")
-        input.send(value: 1)
+        #expect(input.value != nil)
+        #expect(weakSignal.object == nil)
+        #expect(isDisposed.value)
     }
 
-    @Test(
-        "SignalProducerSpec: startWithSignal should dispose of what was added to the lifetime when the signal is neither kept nor observed"
-    )
-    func startWithSignalUnobserved() {
-        let log = TestLog<String>()
-        let kept = LockedTestValue<Observer<Int, Never>?>(nil)
-        let producer = SignalProducer<Int, Never> { observer, lifetime in
-            kept.withValue { $0 = observer }  // the handler keeps its observer: only the rule can end the run
-            lifetime.observeEnded { log.append("ended") }
-        }
-        producer.startWithSignal { _, _ in }
-        #expect(log.entries == ["ended"])
-    }
-
-    @Test("SignalProducerLiftingSpec: disposing a run of a lifted producer should dispose every intermediate signal")
-    func liftedRunFreesIntermediates() {
-        // The intermediate signals' handles are not kept by the run (as in ReactiveSwift 6+), so what
-        // proves they were disposed is that their operators' closures, and what those captured, are freed.
-        final class Captured: Sendable {}
-        let first = WeakBox<Captured>()
-        let second = WeakBox<Captured>()
-        let kept = LockedTestValue<Observer<Int, Never>?>(nil)
+    @Test("init: should be disposed of when the generator observer has deinitialized even if it has an observer")
+    func disposedWhenGeneratorObserverDeinitializes() {
+        let input = LockedTestValue<Observer<Token, Never>?>(nil)
+        let isDisposed = LockedTestValue(false)
+        let weakSignal = WeakBox<Signal<Token, Never>>()
         let disposable: Disposable
         do {
-            let firstCaptured = Captured()
-            let secondCaptured = Captured()
-            first.object = firstCaptured
-            second.object = secondCaptured
-            let producer = SignalProducer<Int, Never> { observer, _ in kept.withValue { $0 = observer } }
-                .lift { signal in signal.map { value in withExtendedLifetime(firstCaptured) { value + 1 } } }
-                .lift { signal in signal.filter { value in withExtendedLifetime(secondCaptured) { value > 0 } } }
-            disposable = producer.start()
+            let signal = Signal<Token, Never> { observer, lifetime in
+                input.withValue { $0 = observer }
+                lifetime.observeEnded { isDisposed.withValue { $0 = true } }
+            }
+            disposable = signal.observe(Observer { _ in })
+            weakSignal.object = signal
         }
-        #expect(first.object != nil && second.object != nil)
-        disposable.dispose()
-        #expect(first.object == nil)
-        #expect(second.object == nil)
+        #expect(weakSignal.object == nil)
+        #expect(!isDisposed.value)
+
+        input.withValue { $0 = nil }
+        #expect(isDisposed.value)
+        withExtendedLifetime(disposable) {}
+    }
+
+    /// The three "alive until ..." cases of `init`: the signal sends `end` from a scheduled action.
+    private func aliveUntilEnd(_ end: Event<Token, TestError>) {
+        let testScheduler = TestScheduler()
+        let ended = LockedTestValue(false)
+        let isDisposed = LockedTestValue(false)
+        let weakSignal = WeakBox<Signal<Token, TestError>>()
+        do {
+            let signal = Signal<Token, TestError> { observer, _ in
+                testScheduler.schedule { observer.send(end) }
+            }
+            signal.on(disposed: { isDisposed.withValue { $0 = true } }).observe { event in
+                if event.isTerminating { ended.withValue { $0 = true } }
+            }
+            weakSignal.object = signal
+        }
+        #expect(!ended.value)
+        #expect(weakSignal.object == nil)
+        #expect(!isDisposed.value)
+
+        testScheduler.run()
+
+        #expect(ended.value)
+        #expect(weakSignal.object == nil)
+        #expect(isDisposed.value)
+    }
+
+    @Test("init: should be alive until erroring if it has at least one observer, despite not being explicitly retained")
+    func initAliveUntilErroring() {
+        aliveUntilEnd(.failed(.boom))
     }
 
     @Test(
-        "SignalProducerLiftingSpec: disposing a run of delay should cancel its scheduled work, whether or not upstream ended",
-        arguments: [false, true])
-    func delayDisposalCancels(upstreamEnded: Bool) {
-        let scheduler = TestScheduler()
-        let recorder = EventRecorder<Int, Never>()
-        let disposable = SignalProducer<Int, Never> { observer, _ in
-            observer.send(value: 1)
-            if upstreamEnded { observer.sendCompleted() }
-        }.delay(.seconds(1), on: scheduler).start(recorder.observer)
-        #expect(scheduler.pendingActionCount > 0)
-        disposable.dispose()
-        #expect(scheduler.pendingActionCount == 0)
-        scheduler.run()
-        #expect(recorder.events == [.interrupted])
+        "init: should be alive until completion if it has at least one observer, despite not being explicitly retained")
+    func initAliveUntilCompletion() {
+        aliveUntilEnd(.completed)
     }
 
     @Test(
-        "SignalProducerLiftingSpec: disposing a run of observe(on:) should cancel its scheduled work, whether or not upstream ended",
-        arguments: [false, true])
-    func observeOnDisposalCancels(upstreamEnded: Bool) {
-        let scheduler = TestScheduler()
-        let recorder = EventRecorder<Int, Never>()
-        let disposable = SignalProducer<Int, Never> { observer, _ in
-            observer.send(value: 1)
-            if upstreamEnded { observer.sendCompleted() }
-        }.observe(on: scheduler).start(recorder.observer)
-        #expect(scheduler.pendingActionCount > 0)
-        disposable.dispose()
-        #expect(scheduler.pendingActionCount == 0)
-        scheduler.run()
-        #expect(recorder.events == [.interrupted])
+        "init: should be alive until interruption if it has at least one observer, despite not being explicitly retained"
+    )
+    func initAliveUntilInterruption() {
+        aliveUntilEnd(.interrupted)
+    }
+
+    // MARK: describe("Signal.pipe")
+
+    @Test("Signal.pipe: should deallocate")
+    func pipeDeallocates() {
+        let weakSignal = WeakBox<Signal<Void, Never>>()
+        do {
+            let (signal, _) = Signal<Void, Never>.pipe()
+            weakSignal.object = signal
+        }
+        #expect(weakSignal.object == nil)
+    }
+
+    /// The three "alive until ..." cases of `Signal.pipe`.
+    private func pipeAliveUntilEnd(_ end: Event<Void, TestError>) {
+        let testScheduler = TestScheduler()
+        let ended = LockedTestValue(false)
+        let isDisposed = LockedTestValue(false)
+        let weakSignal = WeakBox<Signal<Void, TestError>>()
+        do {
+            let (signal, observer) = Signal<Void, TestError>.pipe()
+            weakSignal.object = signal
+            testScheduler.schedule { observer.send(end) }
+            signal.on(disposed: { isDisposed.withValue { $0 = true } }).observe { event in
+                if event.isTerminating { ended.withValue { $0 = true } }
+            }
+        }
+        #expect(weakSignal.object == nil)
+        #expect(!isDisposed.value)
+        #expect(!ended.value)
+
+        testScheduler.run()
+
+        #expect(weakSignal.object == nil)
+        #expect(isDisposed.value)
+        #expect(ended.value)
+    }
+
+    @Test(
+        "Signal.pipe: should be alive until erroring if it has at least one observer, despite not being explicitly retained"
+    )
+    func pipeAliveUntilErroring() {
+        pipeAliveUntilEnd(.failed(.boom))
+    }
+
+    @Test(
+        "Signal.pipe: should be alive until completion if it has at least one observer, despite not being explicitly retained"
+    )
+    func pipeAliveUntilCompletion() {
+        pipeAliveUntilEnd(.completed)
+    }
+
+    @Test(
+        "Signal.pipe: should be alive until interruption if it has at least one observer, despite not being explicitly retained"
+    )
+    func pipeAliveUntilInterruption() {
+        pipeAliveUntilEnd(.interrupted)
+    }
+
+    // MARK: describe("testTransform")
+
+    @Test("testTransform: should be disposed of")
+    func transformDisposed() {
+        let isDisposed = LockedTestValue(false)
+        let weakSignal = WeakBox<Signal<Token, Never>>()
+        weakSignal.object = Signal<Token, Never>.never
+            .testTransform()
+            .on(disposed: { isDisposed.withValue { $0 = true } })
+        #expect(weakSignal.object == nil)
+        #expect(isDisposed.value)
+    }
+
+    @Test(
+        "testTransform: should be disposed of if it is not explicitly retained and its generator observer is not retained"
+    )
+    func transformDisposedWhenGeneratorObserverIsReleased() {
+        let input = LockedTestValue<Observer<Token, Never>?>(nil)
+        let isDisposed = LockedTestValue(false)
+        let weakSignal = WeakBox<Signal<Token, Never>>()
+        let disposable: Disposable
+        do {
+            let signal = Signal<Token, Never> { observer, lifetime in
+                input.withValue { $0 = observer }
+                lifetime.observeEnded { isDisposed.withValue { $0 = true } }
+            }
+            let transformed = signal.testTransform()
+            disposable = transformed.observe(Observer { _ in })
+            weakSignal.object = transformed
+        }
+        #expect(weakSignal.object == nil)
+        #expect(!isDisposed.value)
+
+        input.withValue { $0 = nil }
+        #expect(isDisposed.value)
+        withExtendedLifetime(disposable) {}
+    }
+
+    @Test("testTransform: should deallocate if it is unreachable and has no observer")
+    func transformChainUnreachableDeallocates() {
+        let (sourceSignal, sourceObserver) = Signal<Int, Never>.pipe()
+        let counters = LockedTestValue([0, 0, 0])
+        func run() {
+            _ =
+                sourceSignal
+                .map { value -> Int in
+                    counters.withValue { $0[0] += 1 }
+                    return value
+                }
+                .map { value -> Int in
+                    counters.withValue { $0[1] += 1 }
+                    return value
+                }
+                .map { value -> Int in
+                    counters.withValue { $0[2] += 1 }
+                    return value
+                }
+        }
+        run()
+
+        sourceObserver.send(value: 1)
+        #expect(counters.value == [0, 0, 0])
+
+        sourceObserver.send(value: 2)
+        #expect(counters.value == [0, 0, 0])
+        #expect(sourceSignal.observerCount == 0)
+    }
+
+    @Test("testTransform: should not deallocate if it is unreachable but still has at least one observer")
+    func transformChainObservedLives() {
+        let (sourceSignal, sourceObserver) = Signal<Int, Never>.pipe()
+        let counters = LockedTestValue([0, 0, 0])
+        var disposable: Disposable?
+        func run() {
+            disposable =
+                sourceSignal
+                .map { value -> Int in
+                    counters.withValue { $0[0] += 1 }
+                    return value
+                }
+                .map { value -> Int in
+                    counters.withValue { $0[1] += 1 }
+                    return value
+                }
+                .map { value -> Int in
+                    counters.withValue { $0[2] += 1 }
+                    return value
+                }
+                .observe { _ in }
+        }
+        run()
+
+        sourceObserver.send(value: 1)
+        #expect(counters.value == [1, 1, 1])
+
+        sourceObserver.send(value: 2)
+        #expect(counters.value == [2, 2, 2])
+
+        disposable?.dispose()
+
+        sourceObserver.send(value: 3)
+        #expect(counters.value == [2, 2, 2])
+        #expect(sourceSignal.observerCount == 0)
+    }
+
+    // MARK: describe("observe")
+
+    /// The two cases of `observe`: the observer's closure captures a token, which is freed when the
+    /// signal ends with `end`, and not before.
+    private func observeHandlerReleased(by end: Event<Int, TestError>) {
+        let (signal, observer) = Signal<Int, TestError>.pipe()
+        let weakToken = WeakBox<Token>()
+        do {
+            let token = Token()
+            weakToken.object = token
+            signal.observe { [token] _ in withExtendedLifetime(token) {} }
+        }
+        #expect(weakToken.object != nil)
+
+        observer.send(value: 1)
+        #expect(weakToken.object != nil)
+
+        observer.send(value: 2)
+        #expect(weakToken.object != nil)
+
+        observer.send(end)
+        #expect(weakToken.object == nil)
+    }
+
+    @Test("observe: should deallocate observe handler when signal completes")
+    func observeHandlerReleasedOnCompletion() {
+        observeHandlerReleased(by: .completed)
+    }
+
+    @Test("observe: should deallocate observe handler when signal fails")
+    func observeHandlerReleasedOnFailure() {
+        observeHandlerReleased(by: .failed(.boom))
     }
 }
