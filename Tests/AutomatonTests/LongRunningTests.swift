@@ -106,6 +106,43 @@ struct LongRunningTests {
     }
 
     @Test(
+        "a .merge machine of 1,000,000 closure effects that keep no send keeps flat memory and forgets each at once",
+        .tags(.long), .enabled(if: LongTests.isEnabled)
+    )
+    func mergeClosureEffectsMemoryStaysFlat() async throws {
+        enum Go: Sendable { case go, echo }
+        let effects = 1_000_000
+        let measured = await onDedicatedThread { () -> (warm: Int?, after: Int?, tracked: Int, ended: Int) in
+            let automaton = Automaton<Int, Go>(
+                state: 0,
+                table: [
+                    // Sends once, at once, and keeps no `send`: it has ended when it returns.
+                    .go | { $0 + 1 } | { send in send(.echo) },
+                    .echo | { $0 + 1 },
+                ])
+            let ended = Locked(0)
+            automaton.effectEvents.observeValues { event in
+                if case .ended = event.kind { ended.withCriticalRegion { $0 += 1 } }
+            }
+            var warm: Int?
+            for index in 1...effects {
+                automaton.send(.go)
+                if index == effects / 10 { warm = residentMemory() }
+            }
+            #expect(automaton.state.value == 2 * effects)
+            return (warm, residentMemory(), automaton.trackedEffectCount, ended.withCriticalRegion { $0 })
+        }
+        let warm = try #require(measured?.warm)
+        let after = try #require(measured?.after)
+        print(
+            "closure effects: resident memory after 100,000 effects: \(warm / 1024) KiB; after 1,000,000: \(after / 1024) KiB"
+        )
+        #expect(measured?.tracked == 0)
+        #expect(measured?.ended == effects)
+        #expect(after - warm < 4 * 1024 * 1024, "grew by \((after - warm) / 1024) KiB")
+    }
+
+    @Test(
         "1,000,000 subscribe and dispose cycles on a long-lived replies signal leave nothing behind",
         .tags(.long), .enabled(if: LongTests.isEnabled)
     )
