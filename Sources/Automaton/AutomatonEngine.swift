@@ -264,17 +264,15 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         var cancelled = CancelledEffects<State, Input>()
         var decision = EffectDecision.none
-        var undecided: [EffectKey] = []
         var result = machine.withCriticalRegion {
             $0.commitSuccess(
-                pending, prepared: preparedLink, cancelKeys: cancelKeys, equalities: nil, undecided: &undecided,
+                pending, prepared: preparedLink, cancelKeys: cancelKeys, equalities: nil,
                 mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decision: &decision
             )
         }
         if case .compareKeys = result {
             result = commitComparingKeys(
-                pending, prepared: preparedLink, cancelKeys: cancelKeys, undecided: &undecided,
-                cancelled: &cancelled, decision: &decision)
+                pending, prepared: preparedLink, cancelKeys: cancelKeys, cancelled: &cancelled, decision: &decision)
         }
         if case .aborted = result {
             prepared?.lifetime.end()
@@ -319,32 +317,33 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     }
 
     /// Commits again after a commit found keys that only their `==` can tell apart (see
-    /// `KeyEqualities`): compares them here, with no lock held, then commits with what it found. The
-    /// candidates are released here too, after the lock.
+    /// `KeyEqualities`): takes the candidates, compares them here, with no lock held, then commits with
+    /// what it found. The candidates are released here too, after the lock.
     @usableFromInline @inline(never)
     func commitComparingKeys(
         _ pending: PendingInput<State, Input>,
         prepared: Unmanaged<EffectRecord<State, Input>>?,
         cancelKeys: [EffectKey]?,
-        undecided: inout [EffectKey],
         cancelled: inout CancelledEffects<State, Input>,
         decision: inout EffectDecision
     ) -> CommitResult {
+        let candidates = machine.withCriticalRegion { machine in
+            defer { machine.undecidedKeys = [] }  // a copy goes out: nothing is freed here
+            return machine.undecidedKeys
+        }
         var keys = cancelKeys ?? []
         if let key = prepared?.takeUnretainedValue().key { keys.append(key) }
         // User code: each key's `==`.
-        let equalities = KeyEqualities(comparing: keys, with: undecided)
-        var none: [EffectKey] = []
+        let equalities = KeyEqualities(comparing: keys, with: candidates)
         let result = machine.withCriticalRegion {
             $0.commitSuccess(
-                pending, prepared: prepared, cancelKeys: cancelKeys, equalities: equalities, undecided: &none,
+                pending, prepared: prepared, cancelKeys: cancelKeys, equalities: equalities,
                 mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decision: &decision
             )
         }
         precondition(
             result != .compareKeys,
             "Internal inconsistency: the engine's key table changed while the processing thread compared keys")
-        undecided.removeAll()
         return result
     }
 

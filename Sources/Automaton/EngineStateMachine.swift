@@ -300,8 +300,8 @@ enum CommitResult: Sendable {
     case aborted
     /// Nothing done: a key of the effect (or of the cancel row) has the hash of a key in the table but
     /// another storage, and only its `==` (user code) can tell whether they are equal. The candidates
-    /// are in `undecided`; the caller compares them with no lock held and commits again with the
-    /// equalities found.
+    /// are in `undecidedKeys`; the caller takes them, compares them with no lock held and commits again
+    /// with the equalities found.
     case compareKeys
     /// Committed; the caller takes the emitter role and sends the cancellations itself.
     case committedSendingCancellations
@@ -385,6 +385,10 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// `CancelledEffects.keepKeys` (sweeps and termination), so that looking a group up costs no
     /// reference counting.
     @usableFromInline var groups = EffectKeyTable<Unmanaged<KeyGroup<State, Input>>>()
+    /// The keys of the table that only a key's `==` can tell from the key of the effect or cancel row
+    /// being committed (see `CommitResult.compareKeys`): copies, for the processing thread to take and
+    /// compare with no lock held. Empty but between those two critical sections.
+    @usableFromInline var undecidedKeys: [EffectKey] = []
     /// How many of `groups` are empty (`KeyGroup.isEmpty`): kept in step wherever a group empties or
     /// fills, so that the engine knows when to sweep them without looking at each.
     @usableFromInline var idleGroups = 0
@@ -504,15 +508,15 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         prepared: Unmanaged<Record>?,
         cancelKeys: [EffectKey]?,
         equalities: KeyEqualities?,
-        undecided: inout [EffectKey],
         mayHaveRootLatest: inout Bool,
         cancelled: inout CancelledEffects<State, Input>,
         decision: inout EffectDecision
     ) -> CommitResult {
         // Keys first, before anything changes: a key that only its `==` can find is compared outside
         // the lock, and the commit made again (see `KeyEqualities`).
-        if phase != .terminated, !groups.isEmpty,
-            needsComparison(prepared: prepared, cancelKeys: cancelKeys, equalities: equalities, into: &undecided)
+        // The usual keyed effect, whose key is the very one in its home slot, settles it in one look.
+        if !groups.isEmpty, phase != .terminated, cancelKeys != nil || keyNeedsLookUp(prepared),
+            needsComparison(prepared: prepared, cancelKeys: cancelKeys, equalities: equalities)
         {
             return .compareKeys
         }
@@ -630,14 +634,25 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         return insertGroup(for: key, into: &cancelled)
     }
 
+    /// Whether the effect of `prepared` is keyed and its key is not the very key in its home slot.
+    @inlinable @inline(__always)
+    func keyNeedsLookUp(_ prepared: Unmanaged<Record>?) -> Bool {
+        guard let prepared else { return false }
+        let (isKeyed, hash, identity) = prepared._withUnsafeGuaranteedRef {
+            ($0.policy != nil, $0.keyHash, $0.keyIdentity)
+        }
+        return isKeyed && groups.valueInHomeSlot(hash: hash, identity: identity) == nil
+    }
+
     /// Whether a key of `prepared`'s effect or of `cancelKeys` has, in the table, keys of the same hash
-    /// and another storage that `equalities` does not decide: they go to `undecided`, for the caller to
-    /// compare by `==` with no lock held. Calls no user code.
-    @usableFromInline
-    func needsComparison(
-        prepared: Unmanaged<Record>?, cancelKeys: [EffectKey]?, equalities: KeyEqualities?,
-        into undecided: inout [EffectKey]
+    /// and another storage that `equalities` does not decide: they go to `undecidedKeys`, for the
+    /// caller to compare by `==` with no lock held. Calls no user code.
+    @inlinable
+    mutating func needsComparison(
+        prepared: Unmanaged<Record>?, cancelKeys: [EffectKey]?, equalities: KeyEqualities?
     ) -> Bool {
+        var undecided: [EffectKey] = []
+        defer { undecidedKeys = undecided }
         if let cancelKeys {
             for key in cancelKeys { _ = groups.value(for: key, equalities: equalities, undecided: &undecided) }
         }

@@ -1,4 +1,5 @@
 import Automaton
+import Signals
 import Testing
 
 /// The engine's table of keyed-effect groups, checked against a `Dictionary` doing the same work.
@@ -47,6 +48,44 @@ struct EffectKeyTableTests {
                 #expect(table[each] == model[index], "step \(step): value of \(index)")
             }
         }
+    }
+
+    /// A lookup never calls a key's `==` (the engine looks keys up under its lock): a key of another
+    /// storage with the same table hash is handed out as undecided, whether or not it is equal, and the
+    /// equalities made from it (outside the lock) decide a second lookup either way.
+    @Test("a lookup calls no key's ==: colliding keys are handed out, and the equalities decide")
+    func lookupsCallNoEquality() {
+        let comparisons = Locked(0)
+        func key(_ id: Int) -> EffectKey {
+            EffectKey(CountingKey(id: id, comparisons: comparisons), tableHash: 5)
+        }
+        var table = EffectKeyTable<Int>()
+        let (first, second) = (key(1), key(2))
+        table.insert(first, 10, sweeping: { _ in false })
+        table.insert(second, 20, sweeping: { _ in false })
+        #expect(comparisons.withCriticalRegion { $0 } == 0, "inserts compare nothing")
+
+        var undecided: [EffectKey] = []
+        #expect(table.value(for: first, equalities: nil, undecided: &undecided) == 10, "the very key: by identity")
+        #expect(undecided.isEmpty)
+
+        let equalToSecond = key(2)
+        #expect(table.value(for: equalToSecond, equalities: nil, undecided: &undecided) == nil)
+        #expect(undecided.map { $0 == first || $0 == second } == [true, true], "both colliding keys handed out")
+        #expect(undecided.count == 2)
+        comparisons.withCriticalRegion { $0 = 0 }
+
+        let equalities = KeyEqualities(comparing: [equalToSecond], with: undecided)
+        #expect(comparisons.withCriticalRegion { $0 } >= 1, "the comparison happens here, outside any lock")
+        comparisons.withCriticalRegion { $0 = 0 }
+        var none: [EffectKey] = []
+        #expect(table.value(for: equalToSecond, equalities: equalities, undecided: &none) == 20)
+        let unequal = key(3)
+        let unequalities = KeyEqualities(comparing: [unequal], with: undecided)
+        comparisons.withCriticalRegion { $0 = 0 }
+        #expect(table.value(for: unequal, equalities: unequalities, undecided: &none) == nil)
+        #expect(none.isEmpty, "decided: none of the candidates is equal")
+        #expect(comparisons.withCriticalRegion { $0 } == 0, "the second lookups compare nothing")
     }
 
     /// Keys that come and go, each left stale once used, as an engine's groups are left empty: the
@@ -191,4 +230,19 @@ private struct AlignedHash: Hashable, Sendable {
     }
 
     func _rawHashValue(seed: Int) -> Int { raw }
+}
+
+/// A key whose `==` counts its calls.
+private struct CountingKey: Hashable, Sendable {
+    let id: Int
+    let comparisons: Locked<Int>
+
+    static func == (lhs: CountingKey, rhs: CountingKey) -> Bool {
+        lhs.comparisons.withCriticalRegion { $0 += 1 }
+        return lhs.id == rhs.id
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+    }
 }
