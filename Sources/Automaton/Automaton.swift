@@ -218,15 +218,34 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
         engine.send(input, asIfFromEffect: effectID)
     }
 
+    /// Whether the engine checks its invariants after every critical section (see
+    /// `EngineStateMachine.checkInvariants()`), stopping the process with a message that names a broken
+    /// one. For tests; debug builds only: in release builds it reads false and setting it does nothing.
+    /// `AUTOMATON_CHECK_INVARIANTS=1` in the environment turns it on for every automaton.
+    package var checksInvariants: Bool {
+        get {
+            #if DEBUG
+                engine.critical { $0.checksInvariants }
+            #else
+                false
+            #endif
+        }
+        set {
+            #if DEBUG
+                engine.critical { $0.checksInvariants = newValue }
+            #endif
+        }
+    }
+
     /// How many effects the engine tracks: those running, and those that have ended but whose emitted
     /// inputs are still queued. Bounded by what is live, never by history. For tests.
     package var trackedEffectCount: Int {
-        engine.machine.withCriticalRegion { $0.tracked.count }
+        engine.critical { $0.tracked.count }
     }
 
     /// The keys the engine's key table holds (those with running or waiting effects, and those left
     /// idle since the table last swept), and its number of slots. For tests.
     package var keyTableSize: (keys: Int, slots: Int) {
-        engine.machine.withCriticalRegion { ($0.groups.count, $0.groups.capacity) }
+        engine.critical { ($0.groups.count, $0.groups.capacity) }
     }
 }

@@ -142,7 +142,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         // The key table holds its groups by hand; the termination that every automaton's release
         // performs has emptied it and given them back.
         assert(
-            machine.withCriticalRegion { $0.groups.isEmpty },
+            critical { $0.groups.isEmpty },
             "Internal inconsistency: an engine freed without its termination")
     }
 
@@ -159,7 +159,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             }
             return
         }
-        let action = machine.withCriticalRegion { $0.send(input, from: origin) }
+        let action = critical { $0.send(input, from: origin) }
         guard case let .process(pending) = action else { return }
         process(pending)
         drain()
@@ -169,7 +169,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable
     func drain() {
         while true {
-            switch machine.withCriticalRegion({ $0.next() }) {
+            switch critical({ $0.next() }) {
             case let .process(pending):
                 process(pending)
             case .discard:
@@ -210,7 +210,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// no longer tracked or the automaton has terminated (then released here, after the lock).
     @usableFromInline
     func queueHeld(_ pending: PendingInput<State, Input>) {
-        machine.withCriticalRegion { $0.queueHeld(pending) }
+        critical { $0.queueHeld(pending) }
     }
 
     /// Steps 1-3 of the automaton contract for one input. Runs in the processing role.
@@ -223,7 +223,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         assert(!applies || next != nil, "Internal inconsistency: a mapping applied without writing the next state")
         guard applies, let toState = next else {
             if let origin = pending.origin {
-                machine.withCriticalRegion { $0.inputProcessed(from: origin) }
+                critical { $0.inputProcessed(from: origin) }
             }
             repliesCore.send(.value(.failure(pending.input, from)))
             return
@@ -264,7 +264,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         }
         var cancelled = CancelledEffects<State, Input>()
         var decision = EffectDecision.none
-        var result = machine.withCriticalRegion {
+        var result = critical {
             $0.commitSuccess(
                 pending, prepared: preparedLink, cancelKeys: cancelKeys, equalities: nil,
                 mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decision: &decision
@@ -327,7 +327,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         cancelled: inout CancelledEffects<State, Input>,
         decision: inout EffectDecision
     ) -> CommitResult {
-        let candidates = machine.withCriticalRegion { machine in
+        let candidates = critical { machine in
             defer { machine.undecidedKeys = [] }  // a copy goes out: nothing is freed here
             return machine.undecidedKeys
         }
@@ -335,7 +335,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         if let key = prepared?.takeUnretainedValue().key { keys.append(key) }
         // User code: each key's `==`.
         let equalities = KeyEqualities(comparing: keys, with: candidates)
-        let result = machine.withCriticalRegion {
+        let result = critical {
             $0.commitSuccess(
                 pending, prepared: prepared, cancelKeys: cancelKeys, equalities: equalities,
                 mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decision: &decision
@@ -375,7 +375,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// emitter role under the lock or queues it there.
     @inlinable
     func sendInOrder(_ event: Event<EffectEvent<Input>, Never>) {
-        let claimed = machine.withCriticalRegion { machine -> Bool in
+        let claimed = critical { machine -> Bool in
             if machine.claimEmitter() { return true }
             machine.queue(event)
             return false
@@ -396,9 +396,26 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// The slow path of `finishEmitting()`: other threads queued events while this one sent.
     @usableFromInline
     func sendQueuedEffectEvents() {
-        while let event = machine.withCriticalRegion({ $0.nextQueuedEffectEvent() }) {
+        while let event = critical({ $0.nextQueuedEffectEvent() }) {
             effectEventsCore.send(event)
         }
+    }
+
+    // MARK: The critical section
+
+    /// Runs `body` in the engine's critical section. In debug builds, then checks the machine's
+    /// invariants if asked to (`EngineStateMachine.checksInvariants`), before the lock is released.
+    @inlinable @inline(__always)
+    func critical<Result>(_ body: (inout EngineStateMachine<State, Input>) throws -> Result) rethrows -> Result {
+        #if DEBUG
+            try machine.withCriticalRegion { machine in
+                let result = try body(&machine)
+                if machine.checksInvariants { machine.checkInvariants() }
+                return result
+            }
+        #else
+            try machine.withCriticalRegion(body)
+        #endif
     }
 
     // MARK: Effects
@@ -476,7 +493,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// or waits for its key (see `EngineStateMachine.send(_:from:)`).
     @usableFromInline
     func send(_ input: Input, asIfFromEffect id: EffectID) {
-        guard let record = machine.withCriticalRegion({ $0.tracked.record(withID: id) }) else { return }
+        guard let record = critical({ $0.tracked.record(withID: id) }) else { return }
         send(input, from: record)
     }
 
@@ -487,7 +504,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         if onRunner, isRunning(record) {
             runningHasEnded = true  // its later values are dropped, through the usual path
         }
-        let (ended, next, completeReplies, sends) = machine.withCriticalRegion { machine in
+        let (ended, next, completeReplies, sends) = critical { machine in
             let (ended, next, completeReplies) = machine.effectEnded(record, onRunner: onRunner)
             guard ended, !machine.effectEventsReachNobody() else { return (ended, next, completeReplies, false) }
             // Decided in the critical section that counts the effect out, so that the end of
@@ -533,7 +550,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// their key do not count.
     @usableFromInline
     var runningEffectCount: Int {
-        machine.withCriticalRegion { $0.runningEffects - $0.waitingEffects }
+        critical { $0.runningEffects - $0.waitingEffects }
     }
 
     // MARK: Termination
@@ -541,7 +558,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// The input signal completed: outside inputs stop; replies complete once every effect has ended.
     @usableFromInline
     func inputCompleted() {
-        if machine.withCriticalRegion({ $0.inputCompleted() }) {
+        if critical({ $0.inputCompleted() }) {
             complete()
         }
     }
@@ -557,7 +574,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// processing, by that thread once it has performed the termination.
     @usableFromInline
     func release(endingAfterwards token: Lifetime.Token) {
-        if let token = machine.withCriticalRegion({ $0.keepUntilTerminated(token) }) {
+        if let token = critical({ $0.keepUntilTerminated(token) }) {
             token.dispose()  // the input was interrupted, and that termination is done
             return
         }
@@ -568,7 +585,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// after the input it is processing (see `EngineStateMachine.terminate(_:)`).
     @usableFromInline
     func terminate(_ termination: Termination) {
-        guard let effects = machine.withCriticalRegion({ $0.terminate(termination) }) else { return }
+        guard let effects = critical({ $0.terminate(termination) }) else { return }
         perform(termination, cancelling: effects)
         finishTermination()
     }
@@ -577,7 +594,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// the released automaton's lifetime, if it was released.
     @usableFromInline
     func finishTermination() {
-        machine.withCriticalRegion { $0.finishTermination() }?.dispose()
+        critical { $0.finishTermination() }?.dispose()
     }
 
     /// Ends the signals and disposes the effects, in the order `termination` prescribes. Run by the
@@ -615,7 +632,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
                 effect.record.lifetime.end()
             }
         }
-        let claimed = machine.withCriticalRegion { machine -> Bool in
+        let claimed = critical { machine -> Bool in
             if machine.claimEmitter() { return true }
             for effect in effects {
                 machine.queue(

@@ -225,6 +225,8 @@ struct TrackedEffects<State: Sendable, Input: Sendable>: Sendable {
     /// Unlinks `record` and clears its links. The caller holds it.
     @inlinable
     mutating func remove(_ record: Record) {
+        // Unlinking an untracked record would rewrite its neighbours' links from stale ones.
+        precondition(record.isTracked, "Internal inconsistency: an effect forgotten twice")
         record.isTracked = false
         let (previous, next) = (record.previousLink, record.nextLink)
         if let previous { previous._withUnsafeGuaranteedRef { $0.nextLink = next } } else { firstLink = next }

@@ -385,6 +385,11 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// `CancelledEffects.keepKeys` (sweeps and termination), so that looking a group up costs no
     /// reference counting.
     @usableFromInline var groups = EffectKeyTable<Unmanaged<KeyGroup<State, Input>>>()
+    #if DEBUG
+        /// Whether `AutomatonEngine.critical(_:)` checks the invariants after each critical section (see
+        /// `checkInvariants()`). Debug builds only.
+        @usableFromInline var checksInvariants = checksInvariantsByDefault
+    #endif
     /// The keys of the table that only a key's `==` can tell from the key of the effect or cancel row
     /// being committed (see `CommitResult.compareKeys`): copies, for the processing thread to take and
     /// compare with no lock held. Empty but between those two critical sections.
@@ -630,7 +635,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     ) -> Unmanaged<KeyGroup<State, Input>> {
         var undecided: [EffectKey] = []
         if let group = groups.value(for: key, equalities: equalities, undecided: &undecided) { return group }
-        assert(undecided.isEmpty, "Internal inconsistency: a key looked up undecided after its comparison")
+        precondition(undecided.isEmpty, "Internal inconsistency: a key looked up undecided after its comparison")
         return insertGroup(for: key, into: &cancelled)
     }
 
@@ -724,7 +729,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         _ swept: [EffectKeyTable<Unmanaged<KeyGroup<State, Input>>>.Entry],
         into cancelled: inout CancelledEffects<State, Input>
     ) {
-        assert(
+        precondition(
             swept.count == idleGroups, "Internal inconsistency: \(swept.count) groups swept, \(idleGroups) counted idle"
         )
         idleGroups = 0
@@ -835,6 +840,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         guard record.isTracked, !record.hasFinished, !record.isWaiting else { return (false, nil, false) }
         record.hasFinished = true
         runningEffects -= 1
+        precondition(runningEffects >= 0, "Internal inconsistency: more effects ended than were running")
         var next: WaitingEffect<State, Input>?
         if let groupLink = record.groupLink {
             groupLink._withUnsafeGuaranteedRef { group in

@@ -58,6 +58,15 @@ package struct FIFOQueue<Element> {
         head = 0
     }
 
+    /// The elements, first to last: for checks and tests, O(count).
+    package var elements: [Element] {
+        (0..<count).map { offset in
+            var index = head + offset
+            if index >= storage.count { index -= storage.count }
+            return storage[index].unsafelyUnwrapped
+        }
+    }
+
     /// Removes every element, keeping the storage.
     @inlinable
     package mutating func removeAll() {

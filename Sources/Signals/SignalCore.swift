@@ -153,7 +153,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         observers.append(entry)
         if observers.count == 1 { changeUnobservedBit(to: false) }
         let count = deliveryList.count
-        assert(count + 1 == observers.count, "Internal inconsistency: the delivery list is out of step")
+        precondition(count + 1 == observers.count, "Internal inconsistency: the delivery list is out of step")
         var base = deliveryList.baseAddress
         if count == deliveryCapacity {
             let capacity = Swift.max(4, deliveryCapacity * 2)
@@ -175,7 +175,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
         let entry = observers.remove(at: index)
         if observers.isEmpty { changeUnobservedBit(to: true) }
         let count = deliveryList.count
-        assert(count == observers.count + 1, "Internal inconsistency: the delivery list is out of step")
+        precondition(count == observers.count + 1, "Internal inconsistency: the delivery list is out of step")
         let base = deliveryList.baseAddress!
         // The elements are trivial (unretained references): moving them back is a memmove.
         (base + index).moveInitialize(from: base + index + 1, count: count - index - 1)

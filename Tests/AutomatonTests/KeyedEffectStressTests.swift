@@ -43,6 +43,8 @@ struct KeyedEffectStressTests {
                     guard input < 2_000 else { return (state + 1, .cancel(key)) }
                     return (state + 1, effect.keyed(key, policies[input % 10]))
                 })
+            // The engine checks its invariants after every critical section (debug builds).
+            automaton.checksInvariants = true
             let (events, ended) = (events, eventsEnded)
             automaton.effectEvents.observe { event in
                 switch event {

@@ -184,6 +184,8 @@ func runAutomaton(_ testCase: GeneratedCase) -> Outcome {
                 mapping: { state, input in fuse.holds() ? table(state, input) : nil }
             )
         }
+        // The engine checks its invariants after every critical section (debug builds).
+        automaton.checksInvariants = true
         holder = AutomatonHolder(automaton)
         state = automaton.state
         replies = automaton.replies.record()
