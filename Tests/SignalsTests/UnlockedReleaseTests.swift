@@ -1,0 +1,141 @@
+import Dispatch
+import Signals
+import Testing
+
+/// A value an operator keeps is the user's, so releasing it may run user code (a `deinit`). No operator
+/// releases one under its lock.
+///
+/// Where the operator's lock can be taken again from the `deinit` (another source, the outer stream of
+/// a flattening, the scheduler, the upstream of an iterator), the `deinit` does so, on the releasing
+/// thread: released under the lock, it would wait for that lock forever, so the step runs on a thread
+/// of its own and a hang fails the test. An operator that only ever takes its lock while its one
+/// upstream delivers cannot be re-entered (a send from the `deinit` is queued), so its test checks
+/// that the value is released after the event the operator sends, which it sends with no lock held.
+@Suite("User values the operators drop are released after their locks")
+struct UnlockedReleaseTests {
+    // MARK: Operators whose lock the release can take again
+
+    @Test("flatten(.concat): a started inner producer is released after the lock")
+    func flattenStartedInner() {
+        let (outer, outerInput) = Signal<SignalProducer<Int, Never>, Never>.pipe()
+        let log = TestLog<String>()
+        let inners = Inners<Never>()
+        outer.flatten(.concat).observe { log.append(describe($0)) }
+
+        outerInput.send(value: inners.make(1, log: log))
+        // Its release sends to the outer stream, whose observer takes the flattening's lock.
+        outerInput.send(value: inners.make(2, log: log) { outerInput.send(value: SignalProducer(value: 20)) })
+        outerInput.send(value: inners.make(3, log: log))
+        guard
+            finishes("inner 1 to complete", { inners.complete(1) }),
+            finishes("inner 2 to complete", { inners.complete(2) })
+        else { return }
+        inners.complete(3)
+        outerInput.sendCompleted()
+
+        #expect(
+            log.entries == [
+                "sent 1", "released 1", "sent 2", "released 2", "sent 3", "released 3", "sent 20", "completed",
+            ])
+    }
+
+    @Test("flatten(.concat): inner producers a failure drops from the queue are released after the lock")
+    func flattenTerminationDropsQueue() {
+        let (outer, outerInput) = Signal<SignalProducer<Int, TestError>, TestError>.pipe()
+        let log = TestLog<String>()
+        let inners = Inners<TestError>()
+        outer.flatten(.concat).observe { log.append(describe($0)) }
+
+        outerInput.send(value: inners.make(1, log: log))
+        outerInput.send(value: inners.make(2, log: log) { outerInput.send(value: SignalProducer(value: 20)) })
+        outerInput.send(value: inners.make(3, log: log))
+        guard finishes("inner 1 to fail", { inners.fail(1) }) else { return }
+
+        #expect(log.entries == ["sent 1", "released 1", "failed", "released 2", "released 3"])
+    }
+}
+
+// MARK: Helpers
+
+/// How long a step may take before it counts as hung (waiting for a lock its own thread holds).
+private let hangSeconds = 30.0
+
+/// Runs `body` on a thread of its own and waits for it; records an issue and returns false if it hangs.
+private func finishes(
+    _ what: String,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: @escaping @Sendable () -> Void
+) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    Watchdog.startThread {
+        body()
+        done.signal()
+    }
+    return Watchdog.wait(done, timeout: .seconds(Int(hangSeconds)), what, sourceLocation: sourceLocation)
+}
+
+/// A user's value that logs "released <id>" when it is released, then runs `onRelease` (user code).
+private final class Parcel: Hashable, Sendable {
+    let id: Int
+    private let log: TestLog<String>?
+    private let onRelease: @Sendable () -> Void
+
+    init(_ id: Int, log: TestLog<String>? = nil, onRelease: @escaping @Sendable () -> Void = {}) {
+        self.id = id
+        self.log = log
+        self.onRelease = onRelease
+    }
+
+    /// A parcel whose release advances `scheduler` by a second (it does not keep the scheduler).
+    convenience init(_ id: Int, log: TestLog<String>, advancing scheduler: TestScheduler) {
+        let weakScheduler = WeakBox(scheduler)
+        self.init(id, log: log) { weakScheduler.object?.advance(by: .seconds(1)) }
+    }
+
+    deinit {
+        log?.append("released \(id)")
+        onRelease()
+    }
+
+    static func == (lhs: Parcel, rhs: Parcel) -> Bool { lhs.id == rhs.id }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+    }
+}
+
+/// "sent <value>" for a value (a parcel shown by its id), the terminal event's name otherwise.
+private func describe<Value, Error>(_ event: Event<Value, Error>) -> String {
+    switch event {
+    case let .value(parcel as Parcel): return "sent \(parcel.id)"
+    case let .value(value): return "sent \(value)"
+    case .completed: return "completed"
+    case .failed: return "failed"
+    case .interrupted: return "interrupted"
+    }
+}
+
+/// Inner producers that send their id, keep a parcel in their start handler, and end when told.
+private final class Inners<Error: Swift.Error>: Sendable {
+    private let inputs = LockedTestValue<[Int: Observer<Int, Error>]>([:])
+
+    /// Inner `id`, whose parcel logs its release, then runs `onRelease`.
+    func make(_ id: Int, log: TestLog<String>, onRelease: @escaping @Sendable () -> Void = {})
+        -> SignalProducer<Int, Error>
+    {
+        let parcel = Parcel(id, log: log, onRelease: onRelease)
+        return SignalProducer { [inputs] observer, _ in
+            withExtendedLifetime(parcel) {}
+            inputs.withValue { $0[id] = observer }
+            observer.send(value: id)
+        }
+    }
+
+    func complete(_ id: Int) {
+        inputs.withValue { $0.removeValue(forKey: id) }?.sendCompleted()
+    }
+
+    func fail(_ id: Int) where Error == TestError {
+        inputs.withValue { $0.removeValue(forKey: id) }?.send(error: .boom)
+    }
+}
