@@ -53,6 +53,57 @@ struct UnlockedReleaseTests {
 
         #expect(log.entries == ["sent 1", "released 1", "failed", "released 2", "released 3"])
     }
+
+    @Test("values: a value next() took is released after the lock")
+    func valuesTaken() async {
+        let (signal, input) = Signal<Parcel, Never>.pipe()
+        let log = TestLog<String>()
+        let done = DispatchSemaphore(value: 0)
+        // Detached, so that a hang blocks one of the pool's threads, not the test's own.
+        Task.detached {
+            var iterator = signal.values.makeAsyncIterator()
+            // Its release sends to the signal, whose delivery takes the buffer's lock.
+            input.send(value: Parcel(1, log: log) { input.send(value: Parcel(3, log: log)) })
+            input.send(value: Parcel(2, log: log))
+            for _ in 1...3 {
+                let parcel = await iterator.next()
+                log.append("took \(parcel?.id ?? 0)")
+                withExtendedLifetime(parcel) {}  // released here, by the consumer
+            }
+            input.sendCompleted()
+            let end = await iterator.next()
+            log.append("took \(end?.id ?? 0)")
+            done.signal()
+        }
+        guard await Watchdog.signalled(done, within: hangSeconds) else {
+            Issue.record("the iteration hung")
+            return
+        }
+        #expect(
+            log.entries == [
+                "took 1", "released 1", "took 2", "released 2", "took 3", "released 3", "took 0",
+            ])
+    }
+
+    @Test("values: the values a cancellation drops are released after the lock")
+    func valuesCancelled() async {
+        let (signal, input) = Signal<Parcel, Never>.pipe()
+        let log = TestLog<String>()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            var iterator = signal.values.makeAsyncIterator()
+            input.send(value: Parcel(1, log: log) { input.send(value: Parcel(2, log: log)) })
+            withUnsafeCurrentTask { $0?.cancel() }
+            let end = await iterator.next()
+            log.append("took \(end?.id ?? 0)")
+            done.signal()
+        }
+        guard await Watchdog.signalled(done, within: hangSeconds) else {
+            Issue.record("the cancelled iteration hung")
+            return
+        }
+        #expect(log.entries == ["released 1", "released 2", "took 0"])
+    }
 }
 
 // MARK: Helpers
