@@ -104,6 +104,21 @@ struct UnlockedReleaseTests {
         }
         #expect(log.entries == ["released 1", "released 2", "took 0"])
     }
+
+    @Test("combineLatest: a source's latest value, replaced, is released after the lock")
+    func combineLatestReplaced() {
+        let (a, aInput) = Signal<Parcel, Never>.pipe()
+        let (b, bInput) = Signal<Int, Never>.pipe()
+        let log = TestLog<String>()
+        Signal.combineLatest(a, b).observeValues { parcel, number in log.append("sent \(parcel.id)-\(number)") }
+
+        // Its release sends to the other source, whose observer takes the combination's lock.
+        aInput.send(value: Parcel(1, log: log) { bInput.send(value: 20) })
+        bInput.send(value: 10)
+        guard finishes("a's second value", { aInput.send(value: Parcel(2, log: log)) }) else { return }
+
+        #expect(log.entries == ["sent 1-10", "sent 2-10", "released 1", "sent 2-20"])
+    }
 }
 
 // MARK: Helpers
