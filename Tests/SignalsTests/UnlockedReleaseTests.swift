@@ -119,6 +119,21 @@ struct UnlockedReleaseTests {
 
         #expect(log.entries == ["sent 1-10", "sent 2-10", "released 1", "sent 2-20"])
     }
+
+    @Test("sample: the latest value, replaced, is released after the lock")
+    func sampleReplaced() {
+        let (source, sourceInput) = Signal<Parcel, Never>.pipe()
+        let (sampler, samplerInput) = Signal<Int, Never>.pipe()
+        let log = TestLog<String>()
+        source.sample(with: sampler).observeValues { parcel, number in log.append("sent \(parcel.id)-\(number)") }
+
+        // Its release sends to the sampler, whose observer takes the sampling's lock.
+        sourceInput.send(value: Parcel(1, log: log) { samplerInput.send(value: 20) })
+        samplerInput.send(value: 10)
+        guard finishes("the second value", { sourceInput.send(value: Parcel(2, log: log)) }) else { return }
+
+        #expect(log.entries == ["sent 1-10", "released 1", "sent 2-20"])
+    }
 }
 
 // MARK: Helpers
