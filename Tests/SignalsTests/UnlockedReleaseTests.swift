@@ -134,6 +134,69 @@ struct UnlockedReleaseTests {
 
         #expect(log.entries == ["sent 1-10", "released 1", "sent 2-20"])
     }
+
+    @Test("throttle: the waiting value a newer one replaces is released after the lock")
+    func throttleReplaced() {
+        let scheduler = TestScheduler()
+        let (signal, input) = Signal<Parcel, Never>.pipe()
+        let log = TestLog<String>()
+        signal.throttle(.seconds(1), on: scheduler).observe { log.append(describe($0)) }
+
+        input.send(value: Parcel(1, log: log))
+        scheduler.advance()
+        // Its release runs the firing scheduled for it, which takes the throttle's lock.
+        input.send(value: Parcel(2, log: log, advancing: scheduler))
+        guard finishes("the third value", { input.send(value: Parcel(3, log: log)) }) else { return }
+
+        #expect(log.entries == ["sent 1", "released 1", "released 2", "sent 3", "released 3"])
+        #expect(scheduler.now == .seconds(1))
+    }
+
+    @Test("throttle: the waiting value a termination drops is released after the lock")
+    func throttleTerminated() {
+        let scheduler = TestScheduler()
+        let (signal, input) = Signal<Parcel, Never>.pipe()
+        let log = TestLog<String>()
+        signal.throttle(.seconds(1), on: scheduler).observe { log.append(describe($0)) }
+
+        input.send(value: Parcel(1, log: log))
+        scheduler.advance()
+        input.send(value: Parcel(2, log: log, advancing: scheduler))
+        input.sendCompleted()
+        guard finishes("the completion", { scheduler.advance() }) else { return }
+
+        #expect(log.entries == ["sent 1", "released 1", "completed", "released 2"])
+        #expect(scheduler.pendingActionCount == 0)
+    }
+
+    @Test("debounce: the waiting value a newer one replaces is released after the lock")
+    func debounceReplaced() {
+        let scheduler = TestScheduler()
+        let (signal, input) = Signal<Parcel, Never>.pipe()
+        let log = TestLog<String>()
+        signal.debounce(.seconds(1), on: scheduler).observe { log.append(describe($0)) }
+
+        // Its release runs the firing scheduled for it, which takes the debounce's lock.
+        input.send(value: Parcel(1, log: log, advancing: scheduler))
+        guard finishes("the second value", { input.send(value: Parcel(2, log: log)) }) else { return }
+
+        #expect(log.entries == ["released 1", "sent 2", "released 2"])
+        #expect(scheduler.now == .seconds(1))
+    }
+
+    @Test("debounce: the waiting value a completion discards is released after the lock")
+    func debounceTerminated() {
+        let scheduler = TestScheduler()
+        let (signal, input) = Signal<Parcel, Never>.pipe()
+        let log = TestLog<String>()
+        signal.debounce(.seconds(1), on: scheduler).observe { log.append(describe($0)) }
+
+        input.send(value: Parcel(1, log: log, advancing: scheduler))
+        guard finishes("the completion", { input.sendCompleted() }) else { return }
+
+        #expect(log.entries == ["released 1", "completed"])
+        #expect(scheduler.pendingActionCount == 0)
+    }
 }
 
 // MARK: Helpers
