@@ -197,6 +197,34 @@ struct UnlockedReleaseTests {
         #expect(log.entries == ["released 1", "completed"])
         #expect(scheduler.pendingActionCount == 0)
     }
+
+    // MARK: Operators taking their lock only while their upstream delivers
+
+    @Test("skipRepeats: the last value forwarded, replaced, is released after the lock")
+    func skipRepeatsReplaced() {
+        let (signal, input) = Signal<Parcel, Never>.pipe()
+        let log = TestLog<String>()
+        signal.skipRepeats().observe { log.append(describe($0)) }
+
+        input.send(value: Parcel(1, log: log))
+        input.send(value: Parcel(1, log: log))
+        input.send(value: Parcel(2, log: log))
+
+        #expect(log.entries == ["sent 1", "released 1", "sent 2", "released 1"])
+    }
+
+    @Test("scan: the accumulated value, replaced, is released after the lock")
+    func scanReplaced() {
+        let (signal, input) = Signal<Int, Never>.pipe()
+        let log = TestLog<String>()
+        signal.scan(Parcel(0, log: log)) { sum, number in Parcel(sum.id + number, log: log) }
+            .observe { log.append(describe($0)) }
+
+        input.send(value: 1)
+        input.send(value: 2)
+
+        #expect(log.entries == ["sent 1", "released 0", "sent 3", "released 1"])
+    }
 }
 
 // MARK: Helpers
