@@ -225,6 +225,19 @@ struct UnlockedReleaseTests {
 
         #expect(log.entries == ["sent 1", "released 0", "sent 3", "released 1"])
     }
+
+    @Test("uniqueValues: the identities a termination drops are released after the lock")
+    func uniqueValuesTerminated() {
+        let (signal, input) = Signal<Parcel, Never>.pipe()
+        let log = TestLog<String>()
+        signal.uniqueValues().observe { log.append(describe($0)) }
+
+        input.send(value: Parcel(1, log: log))
+        input.send(value: Parcel(1, log: log))
+        input.sendInterrupted()
+
+        #expect(log.entries == ["sent 1", "released 1", "interrupted", "released 1"])
+    }
 }
 
 // MARK: Helpers
