@@ -238,6 +238,46 @@ struct UnlockedReleaseTests {
 
         #expect(log.entries == ["sent 1", "released 1", "interrupted", "released 1"])
     }
+
+    @Test("reduce: the accumulator a failure drops is released after the lock")
+    func reduceFailed() {
+        let (signal, input) = Signal<Int, TestError>.pipe()
+        let log = TestLog<String>()
+        signal.reduce(Parcel(0, log: log)) { sum, number in Parcel(sum.id + number, log: log) }
+            .observe { log.append(describe($0)) }
+
+        input.send(value: 1)
+        input.send(error: .boom)
+
+        #expect(log.entries == ["released 0", "failed", "released 1"])
+    }
+
+    @Test("collect: the values an interruption drops are released after the lock")
+    func collectInterrupted() {
+        let (signal, input) = Signal<Parcel, Never>.pipe()
+        let log = TestLog<String>()
+        signal.collect().observe { log.append(describe($0.map { $0.map(\.id) })) }
+
+        input.send(value: Parcel(1, log: log))
+        input.send(value: Parcel(2, log: log))
+        input.sendInterrupted()
+
+        #expect(log.entries == ["interrupted", "released 1", "released 2"])
+    }
+
+    @Test("take(last:): the values a failure drops are released after the lock")
+    func takeLastFailed() {
+        let (signal, input) = Signal<Parcel, TestError>.pipe()
+        let log = TestLog<String>()
+        signal.take(last: 2).observe { log.append(describe($0)) }
+
+        for id in 1...3 {
+            input.send(value: Parcel(id, log: log))
+        }
+        input.send(error: .boom)
+
+        #expect(log.entries == ["released 1", "failed", "released 2", "released 3"])
+    }
 }
 
 // MARK: Helpers
