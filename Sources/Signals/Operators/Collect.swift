@@ -36,12 +36,14 @@ extension Signal {
                         }
                         if let last { output.send(value: last) }
                         output.sendCompleted()
-                    case let .failed(error):
-                        state.withCriticalRegion { $0.values = [] }
-                        output.send(error: error)
-                    case .interrupted:
-                        state.withCriticalRegion { $0.values = [] }
-                        output.sendInterrupted()
+                    case .failed, .interrupted:
+                        // Swapped out, and released after the lock (and the terminal event): they are the user's.
+                        let dropped = state.withCriticalRegion { state -> [Value] in
+                            defer { state.values = [] }
+                            return state.values
+                        }
+                        if let terminal = event.terminal(as: [Value].self) { output.send(terminal) }
+                        withExtendedLifetime(dropped) {}
                     }
                 })
         }

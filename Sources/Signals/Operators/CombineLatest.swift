@@ -11,11 +11,13 @@ struct CombineLatestStateMachine<Element: Sendable>: CombiningStateMachine {
         remaining = count
     }
 
-    mutating func value(_ element: Element, at index: Int) -> CombiningAction<Element> {
-        if latest[index] == nil { missing -= 1 }
-        latest[index] = element
-        guard missing == 0 else { return .none }
-        return .send(latest.map { $0! })
+    mutating func value(_ element: Element, at index: Int) -> (action: CombiningAction<Element>, replaced: Element?) {
+        // Swapped, not overwritten: the previous value is the caller's to release after the lock.
+        var replaced: Element? = element
+        swap(&latest[index], &replaced)
+        if replaced == nil { missing -= 1 }
+        guard missing == 0 else { return (.none, replaced) }
+        return (.send(latest.map { $0! }), replaced)
     }
 
     mutating func completed(at index: Int) -> CombiningAction<Element> {

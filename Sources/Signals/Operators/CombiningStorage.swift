@@ -17,7 +17,10 @@ protocol CombiningStateMachine: Sendable {
     /// A machine for `count` sources (at least one).
     init(count: Int)
     /// Source `index` sent `element`.
-    mutating func value(_ element: Element, at index: Int) -> CombiningAction<Element>
+    ///
+    /// - Returns: what to do, and the element that `element` replaced, if any: the caller must release
+    ///   it after the lock (it is the user's).
+    mutating func value(_ element: Element, at index: Int) -> (action: CombiningAction<Element>, replaced: Element?)
     /// Source `index` completed. Each source completes at most once.
     mutating func completed(at index: Int) -> CombiningAction<Element>
 }
@@ -37,13 +40,20 @@ struct CombiningState<Machine: CombiningStateMachine, Error: Swift.Error>: Senda
         machine = Machine(count: count)
     }
 
-    /// Records a source event and returns whether the caller must now take the sender role.
-    mutating func receive(_ event: Event<Machine.Element, Error>, at index: Int) -> Bool {
-        guard !isTerminated else { return false }
+    /// Records a source event.
+    ///
+    /// - Returns: whether the caller must now take the sender role, and the element the event replaced,
+    ///   if any: the caller must release it after the lock.
+    mutating func receive(
+        _ event: Event<Machine.Element, Error>,
+        at index: Int
+    ) -> (mustSend: Bool, replaced: Machine.Element?) {
+        guard !isTerminated else { return (false, nil) }
         let action: CombiningAction<Machine.Element>
+        var replaced: Machine.Element?
         switch event {
         case let .value(element):
-            action = machine.value(element, at: index)
+            (action, replaced) = machine.value(element, at: index)
         case .completed:
             action = machine.completed(at: index)
         case let .failed(error):
@@ -68,9 +78,9 @@ struct CombiningState<Machine: CombiningStateMachine, Error: Swift.Error>: Senda
             outbox.append(.value(elements))
             outbox.append(.completed)
         }
-        guard !isSending, !outbox.isEmpty else { return false }
+        guard !isSending, !outbox.isEmpty else { return (false, replaced) }
         isSending = true
-        return true
+        return (true, replaced)
     }
 
     /// The next event to send, or `nil`, in which case the caller has given up the sender role.
@@ -102,10 +112,13 @@ final class CombiningStorage<Machine: CombiningStateMachine, Output: Sendable, E
 
     /// Source `index` sent `event`.
     func receive(_ event: Event<Machine.Element, Error>, at index: Int) {
-        guard state.withCriticalRegion({ $0.receive(event, at: index) }) else { return }
-        while let next = state.withCriticalRegion({ $0.nextToSend() }) {
-            output.send(next.map(makeOutput))
+        let (mustSend, replaced) = state.withCriticalRegion { $0.receive(event, at: index) }
+        if mustSend {
+            while let next = state.withCriticalRegion({ $0.nextToSend() }) {
+                output.send(next.map(makeOutput))
+            }
         }
+        withExtendedLifetime(replaced) {}  // released with no lock held
     }
 
     /// Observes `source` as source `index`, converting its values with `erase`.

@@ -64,10 +64,12 @@ struct DebounceStateMachine<Value: Sendable, Error: Swift.Error>: Sendable {
         /// Nothing (the result has already ended).
         case none
         /// Cancel the scheduled action `cancelling`, if any, then schedule the firing of `generation` at
-        /// `due`, and record its id with `timerScheduled(_:generation:)`.
-        case scheduleFiring(due: Duration, generation: UInt64, cancelling: UInt64?)
-        /// Cancel `cancelling`, if any, then send `event` through the scheduler at once.
-        case terminate(Event<Value, Error>, cancelling: UInt64?)
+        /// `due`, record its id with `timerScheduled(_:generation:)`, and release `replaced` (the value
+        /// that was waiting, if any) after the lock.
+        case scheduleFiring(due: Duration, generation: UInt64, cancelling: UInt64?, replaced: Value?)
+        /// Cancel `cancelling`, if any, then send `event` through the scheduler at once, and release
+        /// `dropped` (the value that was waiting, if any) after the lock.
+        case terminate(Event<Value, Error>, cancelling: UInt64?, dropped: Value?)
         /// Cancel `cancelling`, if any, then send `value` and complete at `due`.
         case sendThenComplete(Value, due: Duration, cancelling: UInt64?)
     }
@@ -94,20 +96,20 @@ struct DebounceStateMachine<Value: Sendable, Error: Swift.Error>: Sendable {
         generation &+= 1
         switch event {
         case let .value(value):
-            pending = value
+            var replaced: Value? = value
+            swap(&pending, &replaced)
             lastUpdated = now
-            return .scheduleFiring(due: now + interval, generation: generation, cancelling: previousTimer)
+            return .scheduleFiring(
+                due: now + interval, generation: generation, cancelling: previousTimer, replaced: replaced)
         case .completed:
             isTerminated = true
             if !discardWhenCompleted, let value = pending.take() {
                 return .sendThenComplete(value, due: lastUpdated + interval, cancelling: previousTimer)
             }
-            pending = nil
-            return .terminate(.completed, cancelling: previousTimer)
+            return .terminate(.completed, cancelling: previousTimer, dropped: pending.take())
         case .failed, .interrupted:
             isTerminated = true
-            pending = nil
-            return .terminate(event, cancelling: previousTimer)
+            return .terminate(event, cancelling: previousTimer, dropped: pending.take())
         }
     }
 
@@ -147,7 +149,7 @@ private final class DebounceStorage<Value: Sendable, Error: Swift.Error>: Sendab
         switch machine.withCriticalRegion({ $0.receive(event, now: now) }) {
         case .none:
             break
-        case let .scheduleFiring(due, generation, cancelling):
+        case let .scheduleFiring(due, generation, cancelling, replaced):
             if let cancelling { actions.cancel(cancelling) }
             let id = actions.schedule({ scheduler.schedule(after: due - now, action: $0) }) { [self] in
                 if let value = machine.withCriticalRegion({ $0.fire(generation: generation) }) {
@@ -157,9 +159,11 @@ private final class DebounceStorage<Value: Sendable, Error: Swift.Error>: Sendab
             if let id, !machine.withCriticalRegion({ $0.timerScheduled(id, generation: generation) }) {
                 actions.cancel(id)
             }
-        case let .terminate(event, cancelling):
+            withExtendedLifetime(replaced) {}  // released with no lock held
+        case let .terminate(event, cancelling, dropped):
             if let cancelling { actions.cancel(cancelling) }
             actions.schedule({ scheduler.schedule($0) }) { [output] in output.send(event) }
+            withExtendedLifetime(dropped) {}  // released with no lock held
         case let .sendThenComplete(value, due, cancelling):
             if let cancelling { actions.cancel(cancelling) }
             actions.schedule({ scheduler.schedule(after: due - now, action: $0) }) { [output] in

@@ -136,7 +136,8 @@ private func unreachable<Error: Swift.Error>(_ never: Never) -> Error {}
 /// The shared state of one flattening and the side effects its state machine asks for.
 ///
 /// All bookkeeping lives in `FlattenStateMachine`, under a lock; no user closure (the transform, an
-/// inner's start, an observer) runs while the lock is held. Values of inners go to `output` through
+/// inner's start, an observer) runs while the lock is held, and nothing the machine lets go of (an
+/// inner producer, a disposable) is released under it. Values of inners go to `output` through
 /// `Signal.send(_:if:)`, so that checking that their inner is still running and queueing them happen
 /// atomically: a value checked before an inner was replaced or the result ended is delivered before
 /// anything that follows, and a value checked after is dropped.
@@ -192,14 +193,17 @@ final class FlattenStorage<Value: Sendable, Inner: Sendable, InnerError: Swift.E
                 break
             case .startInners:
                 startInners()
-            case let .replace(previous, id):
+            case let .replace(previous, id, dropped):
+                withExtendedLifetime(dropped) {}  // released with no lock held
                 previous?.dispose()
                 if state.withCriticalRegion({ $0.enqueueLatest(id: id, producer: producer) }) {
                     startInners()
                 }
             }
         case .completed:
-            if state.withCriticalRegion({ $0.outerCompleted() }) {
+            let (mustComplete, outer) = state.withCriticalRegion { $0.outerCompleted() }
+            withExtendedLifetime(outer) {}  // released with no lock held
+            if mustComplete {
                 output.send(.completed)
             }
         case let .failed(error):
@@ -216,7 +220,9 @@ final class FlattenStorage<Value: Sendable, Inner: Sendable, InnerError: Swift.E
         case .completed, .interrupted:
             // An interrupted inner ends like a completed one: nothing is sent for it (ReactiveSwift's
             // FlattenSpec, "should drop interrupted from an inner producer").
-            switch state.withCriticalRegion({ $0.innerEnded(id) }) {
+            let (action, interrupter) = state.withCriticalRegion { $0.innerEnded(id) }
+            withExtendedLifetime(interrupter) {}  // released with no lock held
+            switch action {
             case .none:
                 break
             case .startInners:
@@ -230,16 +236,17 @@ final class FlattenStorage<Value: Sendable, Inner: Sendable, InnerError: Swift.E
     }
 
     /// Ends the result with `event` if `decide` (run under the lock) says so: disposes what it returns,
-    /// then sends `event`.
+    /// then sends `event`, then releases the inners that were waiting.
     private func terminate(
         with event: Event<Inner, Error>,
-        _ decide: (inout FlattenStateMachine<Producer>) -> [Disposable]?
+        _ decide: (inout FlattenStateMachine<Producer>) -> FlattenStateMachine<Producer>.Termination?
     ) {
-        guard let disposables = state.withCriticalRegion(decide) else { return }
-        for disposable in disposables {
+        guard let termination = state.withCriticalRegion(decide) else { return }
+        for disposable in termination.disposables {
             disposable.dispose()
         }
         output.send(event)
+        withExtendedLifetime(termination) {}  // released with no lock held
     }
 
     // MARK: Starting inners

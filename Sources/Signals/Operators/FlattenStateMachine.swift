@@ -3,7 +3,9 @@
 ///
 /// It performs no side effect. `FlattenStorage` keeps it in a `Locked` and calls its `mutating` methods
 /// under the lock; each returns what must be done next (start inners, dispose something, send a
-/// terminal event), which the storage does after releasing the lock.
+/// terminal event), which the storage does after releasing the lock. What a method lets go of (an inner
+/// producer, which holds the user's closures, or a disposable) is returned too, never released here,
+/// so that the storage releases it after the lock.
 ///
 /// Inner streams are numbered: each one gets an id when the outer stream sends it. An event from an inner
 /// whose id is no longer running (it completed, was replaced under `.latest`, or the result ended) is
@@ -33,8 +35,9 @@ struct FlattenStateMachine<Producer: Sendable>: Sendable {
         /// The caller now holds the starter role: it must run the start loop.
         case startInners
         /// `.latest`: the caller must dispose `previous` (the replaced inner, if it had registered its
-        /// interrupter), then call `enqueueLatest(id:producer:)`.
-        case replace(previous: Disposable?, id: UInt64)
+        /// interrupter), then call `enqueueLatest(id:producer:)`, and release `dropped` (the inners that
+        /// were waiting, if any) after the lock.
+        case replace(previous: Disposable?, id: UInt64, dropped: FIFOQueue<Waiting>?)
     }
 
     /// What the storage must do after an inner completed or was interrupted.
@@ -47,12 +50,21 @@ struct FlattenStateMachine<Producer: Sendable>: Sendable {
         case complete
     }
 
+    /// What the storage must do to end the result.
+    struct Termination {
+        /// The outer stream's disposable, then every running inner's in the order they started: to be
+        /// disposed before the terminal event is sent.
+        let disposables: [Disposable]
+        /// The inners that were waiting, dropped: to be released after the lock.
+        let dropped: FIFOQueue<Waiting>
+    }
+
     private let strategy: FlattenStrategy.Kind
     private var nextID: UInt64 = 0
     /// `.latest`: the id of the newest inner the outer stream sent.
     private var latestID: UInt64?
     private var running: [UInt64: Running] = [:]
-    private var waiting = WaitingQueue()
+    private var waiting = FIFOQueue<Waiting>()
     /// Whether a thread holds the starter role.
     private var isStarting = false
     private var isOuterCompleted = false
@@ -90,13 +102,12 @@ struct FlattenStateMachine<Producer: Sendable>: Sendable {
         switch strategy {
         case .latest:
             latestID = id
-            waiting.removeAll()
             var previous: Disposable?
             for (_, inner) in running {
                 previous = inner.interrupter
             }
             running.removeAll(keepingCapacity: true)
-            return .replace(previous: previous, id: id)
+            return .replace(previous: previous, id: id, dropped: waiting.isEmpty ? nil : takeWaiting())
         case .merge, .concat:
             waiting.append(Waiting(id: id, producer: producer))
             return becomeStarterIfNeeded() ? .startInners : .none
@@ -115,12 +126,12 @@ struct FlattenStateMachine<Producer: Sendable>: Sendable {
 
     /// The outer stream completed.
     ///
-    /// - Returns: true if the result must complete now (no inner is running or waiting).
-    mutating func outerCompleted() -> Bool {
-        guard !isTerminated else { return false }
+    /// - Returns: whether the result must complete now (no inner is running or waiting), and what ended
+    ///   the outer stream, no longer needed: the caller must release it after the lock.
+    mutating func outerCompleted() -> (mustComplete: Bool, outer: Disposable?) {
+        guard !isTerminated else { return (false, nil) }
         isOuterCompleted = true
-        outer = nil
-        return completeIfFinished()
+        return (completeIfFinished(), outer.take())
     }
 
     // MARK: Inner streams
@@ -149,19 +160,22 @@ struct FlattenStateMachine<Producer: Sendable>: Sendable {
 
     /// The inner `id` completed or was interrupted: either way it has ended, and the result goes on
     /// without it (an interrupted inner is not the result's interruption).
-    mutating func innerEnded(_ id: UInt64) -> InnerEndedAction {
-        guard !isTerminated, running.removeValue(forKey: id) != nil else { return .none }
+    ///
+    /// - Returns: what to do, and the inner's interrupter, no longer needed: the caller must release it
+    ///   after the lock.
+    mutating func innerEnded(_ id: UInt64) -> (action: InnerEndedAction, interrupter: Disposable?) {
+        guard !isTerminated, let ended = running.removeValue(forKey: id) else { return (.none, nil) }
         if canStartNext, !waiting.isEmpty {
-            return becomeStarterIfNeeded() ? .startInners : .none
+            return (becomeStarterIfNeeded() ? .startInners : .none, ended.interrupter)
         }
-        return completeIfFinished() ? .complete : .none
+        return (completeIfFinished() ? .complete : .none, ended.interrupter)
     }
 
     /// The inner `id` failed.
     ///
-    /// - Returns: what must be disposed before the result is sent the inner's failure, or `nil` if the
+    /// - Returns: how to end the result with the inner's failure (see `terminate()`), or `nil` if the
     ///   event is stale and must be ignored.
-    mutating func innerFailed(_ id: UInt64) -> [Disposable]? {
+    mutating func innerFailed(_ id: UInt64) -> Termination? {
         guard !isTerminated, running[id] != nil else { return nil }
         return terminate()
     }
@@ -170,22 +184,20 @@ struct FlattenStateMachine<Producer: Sendable>: Sendable {
 
     /// Ends the result (an outer failure or interruption, an inner failure, or disposal of the result).
     ///
-    /// - Returns: the outer stream's disposable, then every running inner's in the order they started,
-    ///   to be disposed before the terminal event is sent, or `nil` if the result had already ended.
-    mutating func terminate() -> [Disposable]? {
+    /// - Returns: what the caller must dispose, then release after the lock, or `nil` if the result had
+    ///   already ended.
+    mutating func terminate() -> Termination? {
         guard !isTerminated else { return nil }
         isTerminated = true
         var disposables: [Disposable] = []
         disposables.reserveCapacity(running.count + 1)
-        if let outer { disposables.append(outer) }
-        outer = nil
+        if let outer = outer.take() { disposables.append(outer) }
         // In the order the inners started, so that disposal is deterministic.
         for id in running.keys.sorted() {
             if let interrupter = running[id]?.interrupter { disposables.append(interrupter) }
         }
         running = [:]
-        waiting.removeAll()
-        return disposables
+        return Termination(disposables: disposables, dropped: takeWaiting())
     }
 
     // MARK: Helpers
@@ -203,42 +215,17 @@ struct FlattenStateMachine<Producer: Sendable>: Sendable {
         return true
     }
 
+    /// Empties the queue of waiting inners and returns what it held, for the caller to release after
+    /// the lock.
+    private mutating func takeWaiting() -> FIFOQueue<Waiting> {
+        var taken = FIFOQueue<Waiting>()
+        swap(&taken, &waiting)
+        return taken
+    }
+
     private mutating func completeIfFinished() -> Bool {
         guard isOuterCompleted, running.isEmpty, waiting.isEmpty else { return false }
         isTerminated = true
         return true
-    }
-}
-
-extension FlattenStateMachine {
-    /// A FIFO of waiting inners: O(1) amortized append and removal, storage reused once warm.
-    struct WaitingQueue: Sendable {
-        private var elements: [Waiting] = []
-        private var head = 0
-
-        var isEmpty: Bool { head == elements.count }
-
-        mutating func append(_ element: Waiting) {
-            elements.append(element)
-        }
-
-        mutating func removeFirst() -> Waiting? {
-            guard head < elements.count else { return nil }
-            let element = elements[head]
-            head += 1
-            if head == elements.count {
-                elements.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 1024, head * 2 >= elements.count {
-                elements.removeFirst(head)
-                head = 0
-            }
-            return element
-        }
-
-        mutating func removeAll() {
-            elements.removeAll(keepingCapacity: true)
-            head = 0
-        }
     }
 }

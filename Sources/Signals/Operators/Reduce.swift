@@ -38,12 +38,11 @@ extension Signal {
                             output.send(value: accumulated)
                         }
                         output.sendCompleted()
-                    case let .failed(error):
-                        accumulator.withCriticalRegion { $0 = nil }
-                        output.send(error: error)
-                    case .interrupted:
-                        accumulator.withCriticalRegion { $0 = nil }
-                        output.sendInterrupted()
+                    case .failed, .interrupted:
+                        // Taken out, and released after the lock (and the terminal event): it is the user's.
+                        let dropped = accumulator.withCriticalRegion { $0.take() }
+                        if let terminal = event.terminal(as: Result.self) { output.send(terminal) }
+                        withExtendedLifetime(dropped) {}
                     }
                 })
         }

@@ -15,7 +15,7 @@ extension Signal {
         Signal<(Value, Sample), Error>.relaying { output in
             let storage = SampleStorage<Value, Sample, Error>(output: output)
             let source = observe(Observer { event in storage.send { $0.sourceEvent(event) } })
-            let samples = sampler.observe(Observer { event in storage.send { $0.samplerEvent(event) } })
+            let samples = sampler.observe(Observer { event in storage.send { ($0.samplerEvent(event), nil) } })
             return CompositeDisposable([source, samples])
         }
     }
@@ -60,6 +60,10 @@ extension SignalProducer {
 /// The bookkeeping of one sampling. Pure: `SampleStorage` keeps it under a lock and sends what its
 /// methods return.
 struct SampleStateMachine<Value: Sendable, Sample: Sendable, Error: Swift.Error>: Sendable {
+    /// What to send, if anything, and the latest value that a new one replaced, if any: the caller must
+    /// release it after the lock (it is the user's).
+    typealias Decision = (send: Event<(Value, Sample), Error>?, replaced: Value?)
+
     private var latest: Value?
     private var isSourceCompleted = false
     private var isSamplerCompleted = false
@@ -67,22 +71,23 @@ struct SampleStateMachine<Value: Sendable, Sample: Sendable, Error: Swift.Error>
 
     init() {}
 
-    /// An event of the sampled signal: what to send, if anything.
-    mutating func sourceEvent(_ event: Event<Value, Error>) -> Event<(Value, Sample), Error>? {
-        guard !isTerminated else { return nil }
+    /// An event of the sampled signal: what to send, and what to release after the lock.
+    mutating func sourceEvent(_ event: Event<Value, Error>) -> Decision {
+        guard !isTerminated else { return (nil, nil) }
         switch event {
         case let .value(value):
-            latest = value
-            return nil
+            var replaced: Value? = value
+            swap(&latest, &replaced)
+            return (nil, replaced)
         case .completed:
             isSourceCompleted = true
-            return completeIfBothCompleted()
+            return (completeIfBothCompleted(), nil)
         case let .failed(error):
             isTerminated = true
-            return .failed(error)
+            return (.failed(error), nil)
         case .interrupted:
             isTerminated = true
-            return .interrupted
+            return (.interrupted, nil)
         }
     }
 
@@ -111,8 +116,10 @@ struct SampleStateMachine<Value: Sendable, Sample: Sendable, Error: Swift.Error>
 /// One sampling: the machine decides under the lock; the decisions are sent in order, by one thread
 /// at a time, with no lock held (the thread that finds nobody sending sends until the outbox is empty).
 private final class SampleStorage<Value: Sendable, Sample: Sendable, Error: Swift.Error>: Sendable {
+    typealias Machine = SampleStateMachine<Value, Sample, Error>
+
     private struct State: Sendable {
-        var machine = SampleStateMachine<Value, Sample, Error>()
+        var machine = Machine()
         var outbox = FIFOQueue<Event<(Value, Sample), Error>>()
         var isSending = false
     }
@@ -124,15 +131,18 @@ private final class SampleStorage<Value: Sendable, Sample: Sendable, Error: Swif
         self.output = output
     }
 
-    /// Lets the machine decide with `decide`, then sends what is decided, unless another thread is.
-    func send(_ decide: (inout SampleStateMachine<Value, Sample, Error>) -> Event<(Value, Sample), Error>?) {
-        let mustSend = state.withCriticalRegion { state -> Bool in
-            guard let event = decide(&state.machine) else { return false }
+    /// Lets the machine decide with `decide`, then sends what is decided, unless another thread is, then
+    /// releases the value the machine let go of, if any.
+    func send(_ decide: (inout Machine) -> Machine.Decision) {
+        let (mustSend, replaced) = state.withCriticalRegion { state -> (Bool, Value?) in
+            let (event, replaced) = decide(&state.machine)
+            guard let event else { return (false, replaced) }
             state.outbox.append(event)
-            guard !state.isSending else { return false }
+            guard !state.isSending else { return (false, replaced) }
             state.isSending = true
-            return true
+            return (true, replaced)
         }
+        defer { withExtendedLifetime(replaced) {} }  // released with no lock held, after the sends
         guard mustSend else { return }
         while let event = state.withCriticalRegion({ state -> Event<(Value, Sample), Error>? in
             if let event = state.outbox.removeFirst() { return event }

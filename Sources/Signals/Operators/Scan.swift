@@ -19,8 +19,12 @@ extension Signal {
                     }
                     // Delivery is serial: nothing else changes the accumulator between the read and the write.
                     let result = next(accumulated.withCriticalRegion { $0 }, value)
-                    accumulated.withCriticalRegion { $0 = result }
+                    // Swapped, not overwritten: the previous result is the user's, released after the
+                    // lock (and the send).
+                    var replaced = result
+                    accumulated.withCriticalRegion { swap(&$0, &replaced) }
                     output.send(value: result)
+                    withExtendedLifetime(replaced) {}
                 })
         }
     }

@@ -56,17 +56,24 @@ extension Signal {
     public func uniqueValues<Identity: Hashable & Sendable>(
         _ identity: @escaping @Sendable (Value) -> Identity
     ) -> Signal {
-        let seen = Locked(Set<Identity>())
+        // `nil` once the result has ended. The identities are the user's: their `hash(into:)` and `==`
+        // run, and they are released, with no lock held.
+        let seen = Locked<Set<Identity>?>([])
         return Signal.relaying { output in
             observe(
                 Observer { event in
                     if case let .value(value) = event {
                         let key = identity(value)
-                        guard seen.withCriticalRegion({ $0.insert(key).inserted }) else { return }
+                        // Delivery is serial: nothing else touches the set while it is out of the lock.
+                        guard var identities = seen.withCriticalRegion({ $0.take() }) else { return }
+                        let inserted = identities.insert(key).inserted
+                        seen.withCriticalRegion { $0 = identities }
+                        if inserted { output.send(event) }
                     } else {
-                        seen.withCriticalRegion { $0 = [] }
+                        let identities = seen.withCriticalRegion { $0.take() }
+                        output.send(event)
+                        withExtendedLifetime(identities) {}
                     }
-                    output.send(event)
                 })
         }
     }

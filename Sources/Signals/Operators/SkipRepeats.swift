@@ -18,8 +18,12 @@ extension Signal {
                     if let last = previous.withCriticalRegion({ $0 }), isEquivalent(last, value) {
                         return
                     }
-                    previous.withCriticalRegion { $0 = value }
+                    // Swapped, not overwritten: the value it replaces is the user's, released after the
+                    // lock (and the send).
+                    var replaced: Value? = value
+                    previous.withCriticalRegion { swap(&$0, &replaced) }
                     output.send(value: value)
+                    withExtendedLifetime(replaced) {}
                 })
         }
     }

@@ -34,10 +34,12 @@ extension Signal {
                     switch event {
                     case let .value(value):
                         guard count > 0 else { return }
-                        kept.withCriticalRegion { kept in
-                            if kept.count == count { _ = kept.removeFirst() }
+                        let evicted = kept.withCriticalRegion { kept -> Value? in
+                            let evicted = kept.count == count ? kept.removeFirst() : nil
                             kept.append(value)
+                            return evicted
                         }
+                        withExtendedLifetime(evicted) {}  // released with no lock held
                     case .completed:
                         var values = kept.withCriticalRegion { kept -> FIFOQueue<Value> in
                             defer { kept = FIFOQueue() }
@@ -48,8 +50,13 @@ extension Signal {
                         }
                         output.sendCompleted()
                     case .failed, .interrupted:
-                        kept.withCriticalRegion { $0 = FIFOQueue() }
+                        // Swapped out, and released after the lock (and the terminal event).
+                        let dropped = kept.withCriticalRegion { kept -> FIFOQueue<Value> in
+                            defer { kept = FIFOQueue() }
+                            return kept
+                        }
                         output.send(event)
+                        withExtendedLifetime(dropped) {}
                     }
                 })
         }

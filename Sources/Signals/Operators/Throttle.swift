@@ -49,12 +49,13 @@ extension SignalProducer {
 /// `ThrottleStorage` keeps it in a `Locked` and performs what its methods return.
 struct ThrottleStateMachine<Value: Sendable>: Sendable {
     /// What the storage must do after a value of the upstream.
-    enum ValueAction: Equatable {
+    enum ValueAction {
         /// Nothing (the result has ended).
         case none
-        /// Cancel the scheduled action `cancelling`, if any, then schedule a firing at `due`, and record
-        /// its id with `timerScheduled(_:generation:)`.
-        case scheduleFiring(due: Duration, generation: UInt64, cancelling: UInt64?)
+        /// Cancel the scheduled action `cancelling`, if any, then schedule a firing at `due`, record its
+        /// id with `timerScheduled(_:generation:)`, and release `replaced` (the value that was waiting,
+        /// if any) after the lock.
+        case scheduleFiring(due: Duration, generation: UInt64, cancelling: UInt64?, replaced: Value?)
     }
 
     let interval: Duration
@@ -72,14 +73,15 @@ struct ThrottleStateMachine<Value: Sendable>: Sendable {
     /// A value arrived at `now`.
     mutating func value(_ value: Value, now: Duration) -> ValueAction {
         guard !isTerminated else { return .none }
-        pending = value
+        var replaced: Value? = value
+        swap(&pending, &replaced)
         generation &+= 1
         let previousTimer = timer
         timer = nil
         // The clock never goes back, so the last value was sent at or before `now` (ReactiveSwift checks
         // it, for `Date`s); a `now` read a little late by a sending thread cannot shorten the interval.
         let due = lastSent.map { Swift.max($0 + interval, now) } ?? now
-        return .scheduleFiring(due: due, generation: generation, cancelling: previousTimer)
+        return .scheduleFiring(due: due, generation: generation, cancelling: previousTimer, replaced: replaced)
     }
 
     /// Records the id of the action scheduled for `generation`, unless a later value superseded it.
@@ -100,9 +102,11 @@ struct ThrottleStateMachine<Value: Sendable>: Sendable {
     }
 
     /// The terminal event, scheduled at once, runs: later firings send nothing.
-    mutating func terminate() {
+    ///
+    /// - Returns: the value that was waiting, if any, dropped: the caller must release it after the lock.
+    mutating func terminate() -> Value? {
         isTerminated = true
-        pending = nil
+        return pending.take()
     }
 }
 
@@ -123,19 +127,21 @@ private final class ThrottleStorage<Value: Sendable, Error: Swift.Error>: Sendab
     func receive(_ event: Event<Value, Error>, on scheduler: some TimeScheduler) {
         guard case let .value(value) = event else {
             actions.schedule({ scheduler.schedule($0) }) { [self] in
-                machine.withCriticalRegion { $0.terminate() }
+                let dropped = machine.withCriticalRegion { $0.terminate() }
                 output.send(event)
+                withExtendedLifetime(dropped) {}  // released with no lock held
             }
             return
         }
         let now = scheduler.now
         guard
-            case let .scheduleFiring(due, generation, cancelling) = machine.withCriticalRegion({
+            case let .scheduleFiring(due, generation, cancelling, replaced) = machine.withCriticalRegion({
                 $0.value(value, now: now)
             })
         else {
             return
         }
+        defer { withExtendedLifetime(replaced) {} }  // released with no lock held
         if let cancelling { actions.cancel(cancelling) }
         let clock = SchedulerClock(scheduler, otherwise: due)
         let id = actions.schedule({ scheduler.schedule(after: due - now, action: $0) }) { [self] in

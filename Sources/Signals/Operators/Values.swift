@@ -87,8 +87,12 @@ private enum Outcome<Value: Sendable, Error: Swift.Error>: Sendable {
 
 /// The locked buffer between one observation (which appends) and one iterator (which takes).
 ///
-/// Continuations are resumed and disposables disposed only after the lock is released.
+/// Continuations are resumed and disposables disposed only after the lock is released, and what the
+/// buffer lets go of (a value, an error, the observation) is released after it too.
 final class ValuesBuffer<Value: Sendable, Error: Swift.Error>: Sendable {
+    /// A waiting `next()` and what to resume it with.
+    private typealias Resumption = (CheckedContinuation<Outcome<Value, Error>, Never>, Outcome<Value, Error>)
+
     private enum Phase: Sendable {
         /// The stream may send more values.
         case running
@@ -100,25 +104,14 @@ final class ValuesBuffer<Value: Sendable, Error: Swift.Error>: Sendable {
 
     private struct State: Sendable {
         var phase = Phase.running
-        /// Buffered values; those before `head` have been taken.
-        var values: [Value] = []
-        var head = 0
+        /// Buffered values, not taken yet.
+        var values = FIFOQueue<Value>()
         var waiter: CheckedContinuation<Outcome<Value, Error>, Never>?
         var observation: Disposable?
 
         /// Takes what `next()` can return without waiting, or `nil` if it has to wait.
         mutating func takeAvailable() -> Outcome<Value, Error>? {
-            if head < values.count {
-                let value = values[head]
-                head += 1
-                if head == values.count {
-                    values.removeAll(keepingCapacity: true)
-                    head = 0
-                } else if head >= 32, head * 2 >= values.count {
-                    // A consumer that never quite catches up: drop the taken prefix, amortized O(1).
-                    values.removeFirst(head)
-                    head = 0
-                }
+            if let value = values.removeFirst() {
                 return .value(value)
             }
             switch phase {
@@ -156,46 +149,44 @@ final class ValuesBuffer<Value: Sendable, Error: Swift.Error>: Sendable {
     }
 
     private func receive(_ event: Event<Value, Error>) {
-        let resumption = state.withCriticalRegion {
-            state -> (CheckedContinuation<Outcome<Value, Error>, Never>, Outcome<Value, Error>)? in
-            guard case .running = state.phase else { return nil }
+        // The observation, no longer needed once the stream has ended, is released after the lock.
+        let (resumption, observation) = state.withCriticalRegion { state -> (Resumption?, Disposable?) in
+            guard case .running = state.phase else { return (nil, nil) }
             switch event {
             case let .value(value):
                 if let waiter = state.waiter {
                     state.waiter = nil
-                    return (waiter, .value(value))
+                    return ((waiter, .value(value)), nil)
                 }
                 state.values.append(value)
-                return nil
+                return (nil, nil)
             case let .failed(error):
                 state.phase = .ending(.failed(error))
             case .completed, .interrupted:
                 state.phase = .ending(.finished)
             }
-            state.observation = nil
-            guard let waiter = state.waiter else { return nil }
+            let observation = state.observation.take()
+            guard let waiter = state.waiter else { return (nil, observation) }
             state.waiter = nil
             // A waiter only exists when the buffer is empty, so the end is reported now.
-            return state.takeAvailable().map { (waiter, $0) }
+            return (state.takeAvailable().map { (waiter, $0) }, observation)
         }
+        withExtendedLifetime(observation) {}
         if let (waiter, outcome) = resumption {
             waiter.resume(returning: outcome)
         }
     }
 
     private func cancel() {
-        let (waiter, observation) = state.withCriticalRegion { state in
-            defer {
-                state.phase = .finished
-                state.values = []
-                state.head = 0
-                state.waiter = nil
-                state.observation = nil
-            }
-            return (state.waiter, state.observation)
+        // The whole state is swapped out and released after the lock: the buffered values and an error
+        // not reported yet are the user's.
+        let cancelled = state.withCriticalRegion { state in
+            var cancelled = State(phase: .finished)
+            swap(&state, &cancelled)
+            return cancelled
         }
-        observation?.dispose()
-        waiter?.resume(returning: .finished)
+        cancelled.observation?.dispose()
+        cancelled.waiter?.resume(returning: .finished)
     }
 
     func next(isolation actor: isolated (any Actor)?) async throws(Error) -> Value? {

@@ -8,15 +8,15 @@ struct ZipStateMachine<Element: Sendable>: CombiningStateMachine {
         isCompleted = Array(repeating: false, count: count)
     }
 
-    mutating func value(_ element: Element, at index: Int) -> CombiningAction<Element> {
+    mutating func value(_ element: Element, at index: Int) -> (action: CombiningAction<Element>, replaced: Element?) {
         buffers[index].append(element)
-        guard buffers.allSatisfy({ !$0.isEmpty }) else { return .none }
+        guard buffers.allSatisfy({ !$0.isEmpty }) else { return (.none, nil) }
         var elements: [Element] = []
         elements.reserveCapacity(buffers.count)
         for index in buffers.indices {
             elements.append(buffers[index].removeFirst()!)
         }
-        return isFinished ? .sendThenComplete(elements) : .send(elements)
+        return (isFinished ? .sendThenComplete(elements) : .send(elements), nil)
     }
 
     mutating func completed(at index: Int) -> CombiningAction<Element> {
