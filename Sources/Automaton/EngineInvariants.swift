@@ -230,8 +230,13 @@ extension EngineStateMachine {
                     keyed.parent = tree
                 }
             case .endedRecord:
-                // Ends a lifetime under the lock: only for an effect that registered no cleanup.
-                records.first { !$0.hasFinished }?.end()
+                // Ends a lifetime under the lock: only for an effect that registered no cleanup. The
+                // record is kept (leaked: the check stops the process), since a record that keeps
+                // itself alive lets go of itself when its lifetime ends.
+                if let record = records.first(where: { !$0.hasFinished }) {
+                    _ = Unmanaged.passRetained(record)
+                    record.end()
+                }
             }
         }
     }

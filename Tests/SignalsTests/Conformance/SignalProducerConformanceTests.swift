@@ -265,12 +265,16 @@ struct SignalProducerConformanceTests {
         let scheduler = TestScheduler()
         let producer = LoggingProducer()
         let recorder = EventRecorder<Int, TestError>()
-        producer.producer.start(on: scheduler).start(recorder.observer)
+        // Kept and disposed: a run that never ends lives until it is disposed.
+        let run = producer.producer.start(on: scheduler).start(recorder.observer)
         #expect(producer.log.entries == [])
         scheduler.advance()
         #expect(producer.log.entries == ["start"])
         producer.observer.send(value: 1)
         #expect(recorder.events == [.value(1)])
+        run.dispose()
+        #expect(producer.log.entries == ["start", "ended"])
+        #expect(recorder.events == [.value(1), .interrupted])
     }
 
     @Test("SignalProducerSpec: start(on:) disposed before the scheduler runs never starts and is interrupted")
