@@ -111,7 +111,9 @@ public func | <State: Sendable, Input: Sendable>(
 /// observer: if `effect` does not keep `send` (nor hand it to something that does), the effect has
 /// ended when `effect` returns; if it keeps it, for example in a callback or a `Task`, the effect ends
 /// when the last copy of `send` is released. It also ends when it is replaced (under `.latest`) or
-/// the automaton is released or interrupted; from then on `send` does nothing. An ended effect is
+/// the automaton is released or interrupted; from then on `send` does nothing. An input sent through
+/// `send` is this effect's own input: under `.latest` it replaces what this effect started, never the
+/// effect itself, and the effects it starts are this effect's children. An ended effect is
 /// forgotten, with everything its closure captured, and counts no more towards completing `replies`
 /// after the input completes. Keep `send` no longer than the effect should run.
 @inlinable

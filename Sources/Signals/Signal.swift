@@ -156,6 +156,14 @@ extension Signal {
 }
 
 extension Signal where Error == Never {
-    /// A signal that never sends anything and never ends.
-    public static var never: Signal { Signal() }
+    /// A signal that never sends anything and never ends by itself, as ReactiveSwift's: it lives while
+    /// anyone holds or observes it (an operator applied to it, `never.map { ... }`, lives as long as
+    /// that operator's signal does), and once nobody can hear it, it is disposed.
+    public static var never: Signal {
+        // The signal keeps its own input until it ends, so that releasing the handle while an operator
+        // observes it does not interrupt it; it ends (and lets go of the input) once unreachable.
+        Signal { input, lifetime in
+            lifetime.observeEnded { withExtendedLifetime(input) {} }
+        }
+    }
 }

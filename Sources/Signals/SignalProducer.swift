@@ -107,13 +107,11 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
         SignalProducer(empty: ())
     }
 
-    /// A producer that never sends anything and never ends by itself; only disposal ends a run (or,
-    /// for a run whose disposable was discarded, nothing: it lives on, as in ReactiveSwift).
+    /// A producer that never sends anything and never ends by itself: a run lives until it is
+    /// disposed, as every run does whose start handler keeps nothing (see `start(_:)`). A run whose
+    /// disposable is discarded is interrupted at once, since nothing can end it later.
     public static var never: SignalProducer {
-        SignalProducer { observer, lifetime in
-            // Keep the run's input alive until it is disposed, so the lifetime does not end early.
-            lifetime.observeEnded { withExtendedLifetime(observer) {} }
-        }
+        SignalProducer { _, _ in }
     }
 
     // MARK: Starting

@@ -80,6 +80,36 @@ struct SignalOwnershipTests {
         #expect(recorder.events == [.interrupted])
     }
 
+    @Test("Signal.never lives while an operator on it is held or observed, and is disposed once nobody can hear it")
+    func neverLivesWhileObserved() {
+        let recorder = EventRecorder<Int, Never>()
+        let disposed = LockedTestValue(false)
+        let observation: Disposable
+        do {
+            let mapped = Signal<Int, Never>.never.on(disposed: { disposed.withValue { $0 = true } }).map { $0 + 1 }
+            observation = mapped.observe(recorder.observer)
+        }
+        #expect(recorder.events == [])
+        #expect(!disposed.value)
+        #expect(!observation.isDisposed)
+        observation.dispose()
+        #expect(disposed.value, "nobody holds or observes it any more")
+        #expect(recorder.events == [])
+    }
+
+    @Test("SignalProducer.never: a run lives while its disposable is held; a discarded one ends at once")
+    func producerNeverLivesWhileItsDisposableIsHeld() {
+        let held = EventRecorder<Int, Never>()
+        let run = SignalProducer<Int, Never>.never.start(held.observer)
+        #expect(held.events == [])
+        run.dispose()
+        #expect(held.events == [.interrupted])
+
+        let discarded = EventRecorder<Int, Never>()
+        SignalProducer<Int, Never>.never.start(discarded.observer)
+        #expect(discarded.events == [.interrupted])
+    }
+
     @Test("a run whose disposable and observer are both dropped tells its observer it was interrupted")
     func droppedRunTellsItsObserver() {
         let recorder = EventRecorder<Int, Never>()
