@@ -73,7 +73,7 @@ inline lock()   { mlock == 0 -> mlock = _pid + 1 }
 inline unlock() { assert(mlock == _pid + 1); mlock = 0 }
 /* no decided slot strictly between a and b */
 #define NONE_BETWEEN(a, b) ((real & (((1 << (b)) - 1) & ~((1 << ((a) + 1)) - 1))) == 0)
-inline decide(slot) { clk++; slot = clk; real = real | (1 << clk) }
+inline decide(slot) { clk++; assert(clk < 31); slot = clk; real = real | (1 << clk) }   /* slots fit `real` */
 
 /* effectEvents' send (SC:226): one step, delivered to the observer attached now */
 inline sigSend(slot) {

@@ -327,7 +327,8 @@ proctype Outside() {
           :: else ->
              if
              :: (gate & PROCESSING) != 0 -> gate = gate | BLOCKED; xWaitsFor[j] = heldAt; qAppend(XV(j))
-             :: else -> gate = gate | PROCESSING; roleOwner = _pid; settle(XV(j), DONE);   /* processes it */
+             :: else -> assert(qlen == 0);                /* nothing queued while nobody processes */
+                gate = gate | PROCESSING; roleOwner = _pid; settle(XV(j), DONE);   /* processes it */
                 gate = (terminated -> BLOCKED : 0); roleOwner = NOBODY   /* and drains: nothing queued */
              fi
           fi;
