@@ -15,7 +15,8 @@ public struct EffectEvent<Input: Sendable>: Sendable, CustomStringConvertible {
         /// effect: its last `send` was released). A producer effect that lets go of its observer
         /// without ending has not ended: it runs until it is cancelled.
         case ended
-        /// The effect was disposed (its lifetime ends after this event is sent); or it never started:
+        /// The effect was disposed (this event is decided, and sent or queued for the thread sending
+        /// effect events, before its lifetime ends); or it never started:
         /// a `.first` effect `.dropped`, or a `.queue` effect cancelled while it waited for its key's
         /// running effects to end (by `.cancel(key)`, a `.latest` effect of its key, or termination).
         /// An effect that never started has this event and no `started` one.

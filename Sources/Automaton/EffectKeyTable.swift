@@ -66,6 +66,7 @@ package struct EffectKeyTable<Value> {
         let tag = Self.tag(of: hash)
         let identity = ObjectIdentifier(key.storage)
         let decided = equalities?.decision(for: identity)
+        let undecidedBefore = undecided.count
         return tags.withUnsafeBufferPointer { tags in
             slots.withUnsafeBufferPointer { slots in
                 let mask = tags.count - 1
@@ -73,7 +74,11 @@ package struct EffectKeyTable<Value> {
                 while tags[index] != 0 {
                     if tags[index] == tag {
                         let slotIdentity = slots[index].unsafelyUnwrapped.keyIdentity
-                        if slotIdentity == identity { return (index, true) }
+                        if slotIdentity == identity {
+                            // Found by identity: the candidates met on the way need no comparison.
+                            undecided.removeSubrange(undecidedBefore...)
+                            return (index, true)
+                        }
                         switch decided {
                         case let .equal(to: equal)? where equal == slotIdentity:
                             return (index, true)
@@ -233,11 +238,6 @@ package struct KeyEqualities: Sendable {
             decisions.append(
                 (ObjectIdentifier(key.storage), equal.map { .equal(to: ObjectIdentifier($0.storage)) } ?? .noneEqual))
         }
-    }
-
-    /// Merges `other`'s decisions into these.
-    package mutating func merge(_ other: KeyEqualities) {
-        decisions += other.decisions
     }
 
     @inlinable

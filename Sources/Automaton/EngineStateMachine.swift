@@ -23,8 +23,9 @@ enum ProcessingGate {
 /// - `pending`: events were queued while the role was held. Set only under the engine's lock; it makes
 ///   the holder's lock-free give-back fail, so it takes the lock and sends them.
 ///
-/// Every effect event is decided under the engine's lock (or, for an effect's start, by the thread
-/// holding the processing role, which nothing else can decide about before the effect starts). The
+/// Every effect event is decided under the engine's lock (or, for an effect's start or a `.first`
+/// effect's drop, by the thread holding the processing role, which nothing else can decide about
+/// before then). The
 /// thread deciding it either takes the role then (a compare-and-swap from 0) and sends it at once,
 /// or queues it for the holder. So observers hear effect events in the order they were decided,
 /// whichever threads decided them, and the common case (one thread) takes no lock to send them.

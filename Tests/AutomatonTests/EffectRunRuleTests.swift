@@ -96,6 +96,28 @@ struct EffectRunRuleTests {
             ])
     }
 
+    @Test(
+        "an effect that keeps nothing is freed once cancelled: its record keeps itself only until then",
+        arguments: [0, 1, 2])
+    func effectThatKeepsNothingIsFreed(ending: Int) {
+        let lifetime = WeakBox<Lifetime>()
+        let effect = SignalProducer<Screen, Never> { _, given in lifetime.object = given }
+        let (input, inputObserver) = Signal<Screen, Never>.pipe()
+        var automaton: Automaton<Int, Screen>? = Automaton<Int, Screen>(
+            state: 0, input: input,
+            mapping: { state, input in input == .show ? (state + 1, effect) : (state + 1, .empty) },
+            strategy: .latest)
+        automaton?.send(.show)
+        #expect(lifetime.object != nil, "running, kept by its record")
+        switch ending {
+        case 0: automaton?.send(.next)  // replaced
+        case 1: automaton = nil  // released
+        default: inputObserver.sendInterrupted()  // the input interrupted
+        }
+        #expect(lifetime.object == nil, "freed once cancelled")
+        withExtendedLifetime(automaton) {}
+    }
+
     @Test("a keyed .queue effect waits for a running effect of its key that keeps nothing until that one is cancelled")
     func queuedEffectWaitsForAnEffectThatKeepsNothing() {
         let log = Recording<String>()

@@ -166,6 +166,23 @@ struct SignalProducerRunConformanceTests {
         #expect(log.entries == ["ended", "interrupted"])
     }
 
+    @Test(
+        "a run started through an operator that never terminates lives until disposed, even with its disposable dropped"
+    )
+    func liftedRunLivesUntilDisposed() {
+        // As in ReactiveSwift: the operator's run keeps the upstream run's disposable, whose signal
+        // keeps the operator's observer. Such a run must be disposed; this one is, at the end.
+        let log = TestLog<String>()
+        var disposable: Disposable? = SignalProducer<Int, Never> { _, lifetime in
+            lifetime.observeEnded { log.append("ended") }
+        }.map { $0 }.start { event in log.append("\(event)") }
+        let kept = disposable
+        disposable = nil
+        #expect(log.entries == [])
+        kept?.dispose()
+        #expect(log.entries == ["ended", "interrupted"])
+    }
+
     // MARK: SignalProducerSpec: flatten, "should cancel inner work when disposed"
 
     /// The spec's `execute(strategy)`: an outer producer that sends one inner producer whose start
