@@ -112,7 +112,10 @@ struct SignalConformanceTests {
     @Test("SignalSpec: Signal.never should not send any events")
     func never() {
         let recorder = EventRecorder<Int, Never>()
-        Signal<Int, Never>.never.observe(recorder.observer)
+        // Observed, it lives (as ReactiveSwift's): the observation is disposed, or it would never end.
+        let observation = Signal<Int, Never>.never.observe(recorder.observer)
+        #expect(recorder.events == [])
+        observation.dispose()
         #expect(recorder.events == [])
     }
 
