@@ -27,6 +27,28 @@ struct LifetimeTests {
         #expect(sharedLock == nil)
     }
 
+    /// The invariant of `keepAliveUntilEnded()`'s manual retain: taken once, only before the end, and
+    /// given back by `end()` after the cleanup, so the lifetime is freed then and never before.
+    @Test("A lifetime that keeps itself alive outlives its last reference, and is freed by its end, once")
+    func keepAliveUntilEnded() {
+        let weakLifetime = WeakBox<Lifetime>()
+        let log = TestLog<String>()
+        var lifetime: Lifetime? = Lifetime()
+        weakLifetime.object = lifetime
+        lifetime?.observeEnded { log.append("cleanup") }
+        #expect(lifetime?.keepAliveUntilEnded() == true)
+        #expect(lifetime?.keepAliveUntilEnded() == false, "kept once only")
+        lifetime = nil
+        #expect(weakLifetime.object != nil, "it keeps itself")
+        weakLifetime.object?.end()
+        #expect(log.entries == ["cleanup"])
+        #expect(weakLifetime.object == nil, "its end let go of it")
+
+        let ended = Lifetime()
+        ended.end()
+        #expect(!ended.keepAliveUntilEnded(), "an ended lifetime does not keep itself")
+    }
+
     @Test("A lifetime ends when its token is disposed, running its cleanup once, in the order registered")
     func endsWhenTokenDisposed() {
         let (lifetime, token) = Lifetime.make()

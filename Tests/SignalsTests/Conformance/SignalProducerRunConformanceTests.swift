@@ -10,22 +10,9 @@ import Testing
 struct SignalProducerRunConformanceTests {
     // MARK: SignalProducerSpec: init
 
-    @Test("SignalProducerSpec: init should dispose of added disposables upon completion")
-    func disposesUponCompletion() {
-        let addedDisposable = AnyDisposable()
-        let observer = LockedTestValue<Observer<Void, Never>?>(nil)
-        let producer = SignalProducer<Void, Never> { incomingObserver, lifetime in
-            lifetime += addedDisposable
-            observer.withValue { $0 = incomingObserver }
-        }
-        producer.start()
-        #expect(!addedDisposable.isDisposed)
-        observer.value?.sendCompleted()
-        #expect(addedDisposable.isDisposed)
-    }
-
-    @Test("SignalProducerSpec: init should dispose of added disposables upon error")
-    func disposesUponError() {
+    /// The spec's "upon completion / error / interruption" cases: a run that keeps its observer, and
+    /// whose added disposable is disposed exactly when `end` is sent into it.
+    private func disposesAddedDisposables(upon end: Event<Void, TestError>) {
         let addedDisposable = AnyDisposable()
         let observer = LockedTestValue<Observer<Void, TestError>?>(nil)
         let producer = SignalProducer<Void, TestError> { incomingObserver, lifetime in
@@ -34,22 +21,23 @@ struct SignalProducerRunConformanceTests {
         }
         producer.start()
         #expect(!addedDisposable.isDisposed)
-        observer.value?.send(error: .boom)
+        observer.value?.send(end)
         #expect(addedDisposable.isDisposed)
+    }
+
+    @Test("SignalProducerSpec: init should dispose of added disposables upon completion")
+    func disposesUponCompletion() {
+        disposesAddedDisposables(upon: .completed)
+    }
+
+    @Test("SignalProducerSpec: init should dispose of added disposables upon error")
+    func disposesUponError() {
+        disposesAddedDisposables(upon: .failed(.boom))
     }
 
     @Test("SignalProducerSpec: init should dispose of added disposables upon interruption")
     func disposesUponInterruption() {
-        let addedDisposable = AnyDisposable()
-        let observer = LockedTestValue<Observer<Void, Never>?>(nil)
-        let producer = SignalProducer<Void, Never> { incomingObserver, lifetime in
-            lifetime += addedDisposable
-            observer.withValue { $0 = incomingObserver }
-        }
-        producer.start()
-        #expect(!addedDisposable.isDisposed)
-        observer.value?.sendInterrupted()
-        #expect(addedDisposable.isDisposed)
+        disposesAddedDisposables(upon: .interrupted)
     }
 
     @Test("SignalProducerSpec: init should dispose of added disposables upon start() disposal")
