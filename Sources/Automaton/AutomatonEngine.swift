@@ -572,7 +572,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// The automaton was released: replies complete, then effects are disposed, then state completes,
     /// then `token` is disposed (ending the automaton's `lifetime`): here, or, if another thread is
     /// processing, by that thread once it has performed the termination.
-    @usableFromInline
+    @inlinable
     func release(endingAfterwards token: Lifetime.Token) {
         if let token = critical({ $0.keepUntilTerminated(token) }) {
             token.dispose()  // the input was interrupted, and that termination is done
@@ -583,7 +583,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     /// Stops the automaton. Performed here if no other thread is processing; otherwise by that thread,
     /// after the input it is processing (see `EngineStateMachine.terminate(_:)`).
-    @usableFromInline
+    @inlinable
     func terminate(_ termination: Termination) {
         guard let effects = critical({ $0.terminate(termination) }) else { return }
         perform(termination, cancelling: effects)
@@ -592,14 +592,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     /// Records that the termination has been performed and gives up the processing role; then ends
     /// the released automaton's lifetime, if it was released.
-    @usableFromInline
+    @inlinable
     func finishTermination() {
         critical { $0.finishTermination() }?.dispose()
     }
 
     /// Ends the signals and disposes the effects, in the order `termination` prescribes. Run by the
     /// holder of the processing role.
-    @usableFromInline
+    @inlinable
     func perform(_ termination: Termination, cancelling effects: CancelledEffects<State, Input>) {
         let released = mapping
         mapping = .passRetained(TransitionBox { _, _, _, _ in false })
@@ -624,7 +624,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// before (an end on another thread included) was queued before these. The events go first, as on
     /// every other path: a lifetime's cleanup is user code, and must not run while this thread holds
     /// the emitter role, nor hold up the events of other threads.
-    @usableFromInline
+    @inlinable
     func cancel(_ effects: CancelledEffects<State, Input>, _ cause: EffectCancellation<Input>) {
         guard !effects.isEmpty else { return }
         defer {
@@ -651,7 +651,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     /// Ends `effectEvents`, after every effect event decided before. The machine is terminated or has
     /// completed, so none can be decided after this one.
-    @usableFromInline
+    @inlinable
     func endEffectEvents(with terminal: Event<EffectEvent<Input>, Never>) {
         sendInOrder(terminal)
     }

@@ -94,7 +94,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     @usableFromInline @exclusivity(unchecked) var deliveryList =
         UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>(start: nil, count: 0)
     /// How many elements `deliveryList`'s storage holds (package-visible for the tests).
-    @exclusivity(unchecked) package private(set) var deliveryCapacity = 0
+    @usableFromInline @exclusivity(unchecked) package internal(set) var deliveryCapacity = 0
 
     @inlinable
     package init() {
@@ -186,7 +186,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// Detaches every observer and returns them, to be notified of the terminal event: no observer is
     /// attached after it, so the delivery list's storage is freed too. Called by the owner of
     /// `observers`, without `lock`: `unobserved` is left as it is (`closed` is set, and outweighs it).
-    @usableFromInline
+    @inlinable
     func detachAllObservers() -> ContiguousArray<Entry> {
         let all = observers
         observers = []
@@ -338,7 +338,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     }
 
     /// Ends the signal: first what ends with it (`onTermination`), then the observers hear `event`.
-    @usableFromInline
+    @inlinable
     func deliverTerminal(_ event: Event<Value, Error>) {
         let disposable = lock.withLock { () -> Disposable? in
             hasTakenTermination = true
@@ -359,7 +359,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
 
     /// Delivers queued work until the queue is empty, then gives up the delivering role. Only the
     /// delivering thread calls it.
-    @usableFromInline
+    @inlinable
     func drain() {
         while true {
             lock.lock()
@@ -412,7 +412,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
 
     /// Drops the observers detached during delivery, and returns them, to be released once `lock` is.
     /// Called by the delivering thread with `lock` held.
-    @usableFromInline
+    @inlinable
     func applyPendingRemovals() -> ContiguousArray<Entry> {
         var removed: ContiguousArray<Entry> = []
         var index = 0
