@@ -52,16 +52,17 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// lock outlives them): starting and freeing an effect then costs no reference counting for it.
     @usableFromInline let unretainedLifetimesLock: UnretainedLock
     @usableFromInline let stateStorage: PropertyStorage<State>
+    /// A signal without an input observer: replies, and its end, are sent into its core directly (an
+    /// input observer and its closure were two allocations per automaton, and a release of the input
+    /// would have interrupted `replies`).
     @usableFromInline let replies: Signal<Reply<State, Input>, Never>
-    @usableFromInline let repliesInput: Observer<Reply<State, Input>, Never>
-    /// The core behind `replies`: replies are sent into it directly, without the input observer's
-    /// closure hop (`repliesInput` is kept: releasing it would interrupt `replies`). Kept in a field of
-    /// its own although `replies.core` is the same object: reaching it through the handle costs a
-    /// W2 input 176 more instructions (callgrind: 342 against 518).
+    /// The core behind `replies`, sent into directly. Kept in a field of its own although
+    /// `replies.core` is the same object: reaching it through the handle costs a W2 input 176 more
+    /// instructions (callgrind: 342 against 518).
     @usableFromInline let repliesCore: SignalCore<Reply<State, Input>, Never>
-    /// What happens to effects: sent in processing order with the replies; ends with them.
+    /// What happens to effects: sent in processing order with the replies; ends with them. Without an
+    /// input observer, as `replies`.
     @usableFromInline let effectEvents: Signal<EffectEvent<Input>, Never>
-    @usableFromInline let effectEventsInput: Observer<EffectEvent<Input>, Never>
     /// The core behind `effectEvents`, sent into directly (see `repliesCore`).
     @usableFromInline let effectEventsCore: SignalCore<EffectEvent<Input>, Never>
     /// The current state. Owned by the processing role.
@@ -126,14 +127,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.heldGate = heldGate
         runnerGate = Lock()
         unretainedLifetimesLock = lifetimesLock.unretained
-        (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipe()
+        effectEvents = Signal<EffectEvent<Input>, Never>()
         effectEventsCore = effectEvents.core
         machine = Locked(
             EngineStateMachine(
                 isLatest: strategy == .latest, gate: gate, eventGate: eventGate, heldGate: heldGate,
                 effectEvents: effectEventsCore))
         stateStorage = PropertyStorage(state)
-        (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipe()
+        replies = Signal<Reply<State, Input>, Never>()
         repliesCore = replies.core
     }
 
@@ -542,7 +543,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// Every input has been processed and every effect has ended after the input completed.
     @inlinable
     func complete() {
-        repliesInput.sendCompleted()
+        repliesCore.send(.completed)
         endEffectEvents(with: .completed)
     }
 
@@ -607,13 +608,13 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         switch termination {
         case .interrupted:
             cancel(effects, .interrupted)
-            repliesInput.sendInterrupted()
+            repliesCore.send(.interrupted)
             endEffectEvents(with: .interrupted)
             // It can never change again; its observers are let go of now, not at the release (which
             // finds the automaton terminated and performs nothing).
             stateStorage.complete()
         case .released:
-            repliesInput.sendCompleted()
+            repliesCore.send(.completed)
             cancel(effects, .released)
             endEffectEvents(with: .completed)
             stateStorage.complete()
