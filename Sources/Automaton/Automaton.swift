@@ -136,7 +136,9 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
         let engine = AutomatonEngine(state: state, mapping: transition, strategy: strategy)
         self.engine = engine
         self.transition = transition
-        (self.lifetime, self.lifetimeToken) = Lifetime.make()
+        // Guarded by the lock the engine gives its effects' lifetimes, which it keeps alive: one
+        // allocation less than a lock of its own.
+        (self.lifetime, self.lifetimeToken) = Lifetime.make(retaining: engine.lifetimesLock)
         self.releaseEngine = { engine, token in engine.release(endingAfterwards: token) }
         self.state = Property(storage: engine.stateStorage)
         self.replies = engine.replies
