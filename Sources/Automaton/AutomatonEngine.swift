@@ -52,16 +52,17 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// lock outlives them): starting and freeing an effect then costs no reference counting for it.
     @usableFromInline let unretainedLifetimesLock: UnretainedLock
     @usableFromInline let stateStorage: PropertyStorage<State>
+    /// A signal without an input observer: replies, and its end, are sent into its core directly (an
+    /// input observer and its closure were two allocations per automaton, and a release of the input
+    /// would have interrupted `replies`).
     @usableFromInline let replies: Signal<Reply<State, Input>, Never>
-    @usableFromInline let repliesInput: Observer<Reply<State, Input>, Never>
-    /// The core behind `replies`: replies are sent into it directly, without the input observer's
-    /// closure hop (`repliesInput` is kept: releasing it would interrupt `replies`). Kept in a field of
-    /// its own although `replies.core` is the same object: reaching it through the handle costs a
-    /// W2 input 176 more instructions (callgrind: 342 against 518).
+    /// The core behind `replies`, sent into directly. Kept in a field of its own although
+    /// `replies.core` is the same object: reaching it through the handle costs a W2 input 176 more
+    /// instructions (callgrind: 342 against 518).
     @usableFromInline let repliesCore: SignalCore<Reply<State, Input>, Never>
-    /// What happens to effects: sent in processing order with the replies; ends with them.
+    /// What happens to effects: sent in processing order with the replies; ends with them. Without an
+    /// input observer, as `replies`.
     @usableFromInline let effectEvents: Signal<EffectEvent<Input>, Never>
-    @usableFromInline let effectEventsInput: Observer<EffectEvent<Input>, Never>
     /// The core behind `effectEvents`, sent into directly (see `repliesCore`).
     @usableFromInline let effectEventsCore: SignalCore<EffectEvent<Input>, Never>
     /// The current state. Owned by the processing role.
@@ -101,12 +102,24 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// Whether the effect of `runningLink` has ended during its start handler. Owned by the processing
     /// role.
     @usableFromInline @exclusivity(unchecked) var runningHasEnded = false
+    /// `held` and `heldValue`, stored in one struct: the engine's `deinit` (generic code, never
+    /// specialized) looks up the generic metadata of each field whose type is built from `State` and
+    /// `Input` to destroy it: `PendingInput<State, Input>?` and `Input?` cost three lookups, about
+    /// 1,300 instructions per automaton ("million create + input + release" at cf52ac0); this
+    /// struct, one. Owned by the processing role.
+    @usableFromInline @exclusivity(unchecked) var heldInputs = HeldInputs<State, Input>()
     /// The held value, with its effect. Owned by the processing role.
-    @usableFromInline @exclusivity(unchecked) var held: PendingInput<State, Input>?
+    @inlinable var held: PendingInput<State, Input>? {
+        get { heldInputs.held }
+        _modify { yield &heldInputs.held }
+    }
     /// The held value while its effect's start handler runs, before `commit` pairs it with the effect
     /// in `held`, handing over its own reference to the record (`hold` would retain it once more).
     /// Owned by the processing role.
-    @usableFromInline @exclusivity(unchecked) var heldValue: Input?
+    @inlinable var heldValue: Input? {
+        get { heldInputs.value }
+        _modify { yield &heldInputs.value }
+    }
     /// Whether `processHeldInputs()` is running (further up the stack). Owned by the processing role.
     @usableFromInline @exclusivity(unchecked) var isProcessingHeldInputs = false
 
@@ -126,14 +139,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.heldGate = heldGate
         runnerGate = Lock()
         unretainedLifetimesLock = lifetimesLock.unretained
-        (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipe()
+        effectEvents = Signal<EffectEvent<Input>, Never>()
         effectEventsCore = effectEvents.core
         machine = Locked(
             EngineStateMachine(
                 isLatest: strategy == .latest, gate: gate, eventGate: eventGate, heldGate: heldGate,
                 effectEvents: effectEventsCore))
         stateStorage = PropertyStorage(state)
-        (replies, repliesInput) = Signal<Reply<State, Input>, Never>.pipe()
+        replies = Signal<Reply<State, Input>, Never>()
         repliesCore = replies.core
     }
 
@@ -542,7 +555,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// Every input has been processed and every effect has ended after the input completed.
     @inlinable
     func complete() {
-        repliesInput.sendCompleted()
+        repliesCore.send(.completed)
         endEffectEvents(with: .completed)
     }
 
@@ -572,7 +585,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// The automaton was released: replies complete, then effects are disposed, then state completes,
     /// then `token` is disposed (ending the automaton's `lifetime`): here, or, if another thread is
     /// processing, by that thread once it has performed the termination.
-    @usableFromInline
+    @inlinable
     func release(endingAfterwards token: Lifetime.Token) {
         if let token = critical({ $0.keepUntilTerminated(token) }) {
             token.dispose()  // the input was interrupted, and that termination is done
@@ -583,7 +596,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     /// Stops the automaton. Performed here if no other thread is processing; otherwise by that thread,
     /// after the input it is processing (see `EngineStateMachine.terminate(_:)`).
-    @usableFromInline
+    @inlinable
     func terminate(_ termination: Termination) {
         guard let effects = critical({ $0.terminate(termination) }) else { return }
         perform(termination, cancelling: effects)
@@ -592,14 +605,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     /// Records that the termination has been performed and gives up the processing role; then ends
     /// the released automaton's lifetime, if it was released.
-    @usableFromInline
+    @inlinable
     func finishTermination() {
         critical { $0.finishTermination() }?.dispose()
     }
 
     /// Ends the signals and disposes the effects, in the order `termination` prescribes. Run by the
     /// holder of the processing role.
-    @usableFromInline
+    @inlinable
     func perform(_ termination: Termination, cancelling effects: CancelledEffects<State, Input>) {
         let released = mapping
         mapping = .passRetained(TransitionBox { _, _, _, _ in false })
@@ -607,13 +620,13 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         switch termination {
         case .interrupted:
             cancel(effects, .interrupted)
-            repliesInput.sendInterrupted()
+            repliesCore.send(.interrupted)
             endEffectEvents(with: .interrupted)
             // It can never change again; its observers are let go of now, not at the release (which
             // finds the automaton terminated and performs nothing).
             stateStorage.complete()
         case .released:
-            repliesInput.sendCompleted()
+            repliesCore.send(.completed)
             cancel(effects, .released)
             endEffectEvents(with: .completed)
             stateStorage.complete()
@@ -624,7 +637,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// before (an end on another thread included) was queued before these. The events go first, as on
     /// every other path: a lifetime's cleanup is user code, and must not run while this thread holds
     /// the emitter role, nor hold up the events of other threads.
-    @usableFromInline
+    @inlinable
     func cancel(_ effects: CancelledEffects<State, Input>, _ cause: EffectCancellation<Input>) {
         guard !effects.isEmpty else { return }
         defer {
@@ -651,10 +664,20 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
 
     /// Ends `effectEvents`, after every effect event decided before. The machine is terminated or has
     /// completed, so none can be decided after this one.
-    @usableFromInline
+    @inlinable
     func endEffectEvents(with terminal: Event<EffectEvent<Input>, Never>) {
         sendInOrder(terminal)
     }
+}
+
+/// The engine's held input (see `AutomatonEngine.heldInputs`).
+@usableFromInline
+struct HeldInputs<State: Sendable, Input: Sendable>: Sendable {
+    @usableFromInline var held: PendingInput<State, Input>?
+    @usableFromInline var value: Input?
+
+    @inlinable
+    init() {}
 }
 
 /// The engine's mapping, in an object of its own so that the engine can hold it unretained (see

@@ -33,6 +33,15 @@ open class Lifetime: @unchecked Sendable {
         ownsLock = true
     }
 
+    /// A lifetime guarded by `lock`, which it keeps alive (it may outlive every other holder of the
+    /// lock) and which other lifetimes may share (`init(sharing:)`): one allocation. The automaton's
+    /// own lifetime takes its engine's effect-lifetime lock this way, one allocation less per automaton.
+    @inlinable
+    package init(retaining lock: Lock) {
+        lockLink = .passRetained(lock.storage)
+        ownsLock = true
+    }
+
     /// A lifetime guarded by `lock`, which other lifetimes share: one allocation. The automaton's
     /// engine gives all its effects' lifetimes one lock (held only to read or change a list, so they
     /// hardly ever wait for each other). The caller must keep `lock` alive for as long as this lifetime
@@ -66,6 +75,13 @@ open class Lifetime: @unchecked Sendable {
     /// released, whichever comes first.
     public static func make() -> (lifetime: Lifetime, token: Token) {
         let lifetime = Lifetime()
+        return (lifetime, Token(lifetime))
+    }
+
+    /// `make()`, for a lifetime guarded by `lock`, which it keeps alive (see `init(retaining:)`).
+    @usableFromInline
+    package static func make(retaining lock: Lock) -> (lifetime: Lifetime, token: Token) {
+        let lifetime = Lifetime(retaining: lock)
         return (lifetime, Token(lifetime))
     }
 

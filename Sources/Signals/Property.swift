@@ -90,6 +90,7 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Completes the change signal. Later writes are ignored.
+    @inlinable
     package func complete() {
         core.send(.completed)
     }

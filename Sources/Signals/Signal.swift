@@ -31,9 +31,11 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: Sendable {
         self.core = core
     }
 
-    /// A signal with no input: package code sends through `core`.
-    @usableFromInline
-    convenience init() {
+    /// A signal with no input: package code sends through `core`. It ends only when that code sends
+    /// it a terminal event, or when nobody holds or observes it any more (see the type's
+    /// documentation), never because an input was released.
+    @inlinable
+    package convenience init() {
         self.init(core: SignalCore())
     }
 

@@ -166,6 +166,16 @@ func runSuite(_ options: Options) throws {
         }
     #endif
 
+    // A million machines next, while the process is still small: its populations' resident set growth is
+    // then mostly pages the allocator had to ask for.
+    #if AUTOMATON_ENGINE
+        if options.selects("million") {
+            let million = try runMillion(options)
+            notes += million.notes
+            barsMissed += million.barsMissed
+        }
+    #endif
+
     if options.selects("w1") {
         let count = options.count(10_000_000)
         print("W1: one observer, \(grouped(count)) sends")

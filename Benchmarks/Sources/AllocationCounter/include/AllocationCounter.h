@@ -19,4 +19,11 @@ uint64_t allocation_counter_allocations(void);
 /// Frees counted since the process started (only while counting was on).
 uint64_t allocation_counter_frees(void);
 
+/// Bytes allocated since the process started (only while counting was on), as `malloc_usable_size`
+/// reports each block (without the allocator's 8-byte header per block).
+uint64_t allocation_counter_allocated_bytes(void);
+
+/// Bytes freed since the process started (only while counting was on), counted as allocations are.
+uint64_t allocation_counter_freed_bytes(void);
+
 #endif
