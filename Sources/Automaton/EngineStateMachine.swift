@@ -77,19 +77,6 @@ enum Termination: Sendable {
     case released
 }
 
-/// A keyed effect's key and policy.
-@usableFromInline
-struct KeyedDirective: Sendable {
-    @usableFromInline let key: EffectKey
-    @usableFromInline let policy: EffectPolicy
-
-    @inlinable
-    init(key: EffectKey, policy: EffectPolicy) {
-        self.key = key
-        self.policy = policy
-    }
-}
-
 /// A keyed effect waiting (`.queue`) for its key's running effects to end.
 @usableFromInline
 struct WaitingEffect<State: Sendable, Input: Sendable>: Sendable {
