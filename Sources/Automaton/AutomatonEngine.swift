@@ -41,10 +41,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// which costs an effect-free input a tenth of its instructions (W2 224 against 250).
     @usableFromInline @exclusivity(unchecked) var mapping: Unmanaged<TransitionBox<State, Input>>
     @usableFromInline let machine: Locked<EngineStateMachine<State, Input>>
-    /// Carries the gate word (see `ProcessingGate`); its mutex is unused.
-    @usableFromInline let gate: Lock
-    /// Carries the effect-event word (see `EffectEventGate`); its mutex is unused.
-    @usableFromInline let eventGate: Lock
+    /// The gate word (see `ProcessingGate`).
+    @usableFromInline let gate: AtomicWord
+    /// The effect-event word (see `EffectEventGate`).
+    @usableFromInline let eventGate: AtomicWord
     /// The lock every effect's lifetime shares (see `Lifetime.init(sharing:)`): an effect's start then
     /// allocates one object less.
     @usableFromInline let lifetimesLock = Lock()
@@ -88,13 +88,13 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     //   on another thread: each sets `blocked`), the value goes to the front of the queue under the
     //   lock, counted as usual (`EngineStateMachine.queueHeld`), and the usual path takes over.
 
-    /// Its word: the identity of the thread running the start handler of an effect it has just
+    /// The identity of the thread running the start handler of an effect it has just
     /// committed (`startCommitted(_:)`, holding the processing role), or 0. Only that thread finds its
     /// own identity there, so an effect's observer called on any other thread takes the usual path.
-    @usableFromInline let runnerGate: Lock
-    /// Its word: the address of the record of the effect whose value is held, or 0 (see above). Written
+    @usableFromInline let runnerGate: AtomicWord
+    /// The address of the record of the effect whose value is held, or 0 (see above). Written
     /// by the processing role; read under the lock by whoever may forget that effect.
-    @usableFromInline let heldGate: Lock
+    @usableFromInline let heldGate: AtomicWord
     /// The effect whose start handler the processing role is running (see `runnerGate`). Owned by the
     /// processing role; unretained (its observer, alive for the whole call, holds it).
     @usableFromInline @exclusivity(unchecked) var runningLink: Unmanaged<EffectRecord<State, Input>>?
@@ -118,13 +118,13 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         )
         self.mapping = .passRetained(TransitionBox(mapping))
         self.state = state
-        let gate = Lock()
-        let eventGate = Lock()
-        let heldGate = Lock()
+        let gate = AtomicWord()
+        let eventGate = AtomicWord()
+        let heldGate = AtomicWord()
         self.gate = gate
         self.eventGate = eventGate
         self.heldGate = heldGate
-        runnerGate = Lock()
+        runnerGate = AtomicWord()
         unretainedLifetimesLock = lifetimesLock.unretained
         (effectEvents, effectEventsInput) = Signal<EffectEvent<Input>, Never>.pipe()
         effectEventsCore = effectEvents.core
@@ -151,10 +151,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// Processes `input` now if no other input is being processed, or queues it behind the current one.
     @inlinable
     func send(_ input: Input, from origin: EffectRecord<State, Input>?) {
-        if origin == nil, gate.compareExchangeWord(expected: 0, desired: ProcessingGate.processing) {
+        if origin == nil, gate.compareExchange(expected: 0, desired: ProcessingGate.processing) {
             // Nothing queued, nobody processing, still active: process without the lock.
             process(PendingInput(input: input, origin: nil))
-            if !gate.compareExchangeWord(expected: ProcessingGate.processing, desired: 0) {
+            if !gate.compareExchange(expected: ProcessingGate.processing, desired: 0) {
                 drain()
             }
             return
@@ -198,7 +198,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             // Sequentially consistent, after the held word was set: if an effect ended on another
             // thread and missed that word, its thread set `blocked` first, and this sees it (see
             // `EngineStateMachine.effectEnded(_:onRunner:)`).
-            guard gate.loadWordSequentially() == ProcessingGate.processing else {
+            guard gate.loadSequentially() == ProcessingGate.processing else {
                 queueHeld(pending)
                 return
             }
@@ -363,7 +363,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable
     func emit(_ record: EffectRecord<State, Input>, _ kind: EffectEvent<Input>.Kind) {
         if EffectEventGate.reachesNobody(gate: eventGate, events: effectEventsCore) { return }
-        if eventGate.compareExchangeWord(expected: 0, desired: EffectEventGate.emitting) {
+        if eventGate.compareExchange(expected: 0, desired: EffectEventGate.emitting) {
             effectEventsCore.sendValue { EffectEvent(id: record.id, key: record.key, kind: kind) }
             finishEmitting()
             return
@@ -389,7 +389,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// Gives up the emitter role after sending, once the events queued meanwhile are sent too.
     @inlinable @inline(__always)
     func finishEmitting() {
-        if eventGate.compareExchangeWord(expected: EffectEventGate.emitting, desired: 0) { return }
+        if eventGate.compareExchange(expected: EffectEventGate.emitting, desired: 0) { return }
         sendQueuedEffectEvents()
     }
 
@@ -440,9 +440,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         guard let effect = record.effect.take() else { return }
         runningLink = .passUnretained(record)
         runningHasEnded = false
-        runnerGate.storeWord(currentThreadIdentity())
+        runnerGate.store(currentThreadIdentity())
         effect.run(record.makeObserver(), lifetime: record)
-        runnerGate.storeWord(0)
+        runnerGate.store(0)
         runningLink = nil
     }
 
@@ -450,7 +450,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// `startCommitted(_:)`), holding the processing role.
     @inlinable @inline(__always)
     var isRunnerThread: Bool {
-        runnerGate.loadWord() == currentThreadIdentity()
+        runnerGate.load() == currentThreadIdentity()
     }
 
     /// Whether this thread is running the start handler of `record` (see `startCommitted(_:)`).
@@ -473,11 +473,11 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable
     func hold(_ input: Input, from record: EffectRecord<State, Input>) -> Bool {
         guard isRunningStartHandler(of: record), !runningHasEnded, heldValue == nil,
-            gate.loadWord() == ProcessingGate.processing
+            gate.load() == ProcessingGate.processing
         else { return false }
         assert(held == nil, "Internal inconsistency: a value held while another waits")
         heldValue = input
-        heldGate.storeWordSequentially(EngineStateMachine<State, Input>.heldWord(naming: record))
+        heldGate.storeSequentially(EngineStateMachine<State, Input>.heldWord(naming: record))
         return true
     }
 

@@ -49,8 +49,8 @@ enum EffectEventGate {
     /// sends, so once the word reads 0 the observer list read next is at least as recent as the one
     /// its last send saw.
     @inlinable @inline(__always)
-    static func reachesNobody<Input>(gate: Lock, events: SignalCore<EffectEvent<Input>, Never>) -> Bool {
-        gate.loadWord() == 0 && events.isUnobserved
+    static func reachesNobody<Input>(gate: AtomicWord, events: SignalCore<EffectEvent<Input>, Never>) -> Bool {
+        gate.load() == 0 && events.isUnobserved
     }
 }
 
@@ -345,8 +345,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline let isLatest: Bool
     @usableFromInline var phase = Phase.active
     @usableFromInline var queue = FIFOQueue<PendingInput<State, Input>>()
-    /// The gate word: see `ProcessingGate`. Only its atomic word is used.
-    @usableFromInline let gate: Lock
+    /// The gate word: see `ProcessingGate`. Shared with the engine.
+    @usableFromInline let gate: AtomicWord
     /// Every tracked effect, in the order of their identifiers.
     @usableFromInline var tracked = TrackedEffects<State, Input>()
     /// Under `.latest`, the effect started by the latest successful outside input, or the effect that
@@ -388,15 +388,14 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// The events of `effectEvents` decided while another thread held the emitter role, in the order
     /// they were decided; that thread sends them (see `EffectEventGate`).
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
-    /// The effect-event word: see `EffectEventGate`. Only its atomic word is used.
-    @usableFromInline let eventGate: Lock
+    /// The effect-event word: see `EffectEventGate`. Shared with the engine.
+    @usableFromInline let eventGate: AtomicWord
     /// The core behind `effectEvents`, only to learn whether an event would reach nobody
     /// (`EffectEventGate.reachesNobody(gate:events:)`).
     @usableFromInline let effectEvents: SignalCore<EffectEvent<Input>, Never>
     /// The held word: the address of the record of the effect whose value the processing role holds,
-    /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Only its atomic word is
-    /// used.
-    @usableFromInline let heldGate: Lock
+    /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Shared with the engine.
+    @usableFromInline let heldGate: AtomicWord
 
     /// See `rootLatestLink`.
     @inlinable
@@ -407,7 +406,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     @inlinable
     init(
-        isLatest: Bool, gate: Lock, eventGate: Lock, heldGate: Lock,
+        isLatest: Bool, gate: AtomicWord, eventGate: AtomicWord, heldGate: AtomicWord,
         effectEvents: SignalCore<EffectEvent<Input>, Never>
     ) {
         self.isLatest = isLatest
@@ -427,7 +426,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// Whether `record`'s value is the held one (see `heldGate`).
     @inlinable
     func holdsValue(of record: Record) -> Bool {
-        heldGate.loadWordSequentially() == Self.heldWord(naming: record)
+        heldGate.loadSequentially() == Self.heldWord(naming: record)
     }
 
     /// The held value `pending` (see `AutomatonEngine.held`) could not be processed at once: it goes to
@@ -436,7 +435,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// is why it is queued), so the processing role comes for it.
     @inlinable
     mutating func queueHeld(_ pending: PendingInput<State, Input>) {
-        heldGate.storeWord(0)
+        heldGate.store(0)
         guard phase != .terminated, let origin = pending.origin, origin.isTracked else { return }
         origin.pendingInputs += 1
         queue.prepend(pending)
@@ -461,7 +460,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         let pending = PendingInput(input: input, origin: origin)
         // Take the processing role, or, if someone holds it, block its lock-free give-back so that it
         // comes here and finds this input.
-        guard gate.takeWordBit(ProcessingGate.processing, orSet: ProcessingGate.blocked) else {
+        guard gate.takeBit(ProcessingGate.processing, orSet: ProcessingGate.blocked) else {
             queue.append(pending)
             return .queued
         }
@@ -472,7 +471,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     mutating func next() -> NextAction {
         if let (termination, effects) = pendingTermination {
             pendingTermination = nil
-            gate.storeWord(ProcessingGate.blocked)
+            gate.store(ProcessingGate.blocked)
             return .terminate(termination, effects: effects)
         }
         if let pending = queue.removeFirst() {
@@ -480,7 +479,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
             return .process(pending)
         }
         // Give up the role; the fast path stays blocked unless the automaton is still active.
-        gate.storeWord(phase == .active ? 0 : ProcessingGate.blocked)
+        gate.store(phase == .active ? 0 : ProcessingGate.blocked)
         return .idle(completeReplies: phase == .inputCompleted && runningEffects == 0)
     }
 
@@ -777,7 +776,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     mutating func inputProcessed(from origin: Record) {
         if holdsValue(of: origin) {
-            heldGate.storeWord(0)  // the held value, never counted
+            heldGate.store(0)  // the held value, never counted
         } else if origin.isTracked {
             origin.pendingInputs -= 1
         } else {
@@ -822,8 +821,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     mutating func effectEnded(_ record: Record, onRunner: Bool) -> (
         ended: Bool, next: WaitingEffect<State, Input>?, completeReplies: Bool
     ) {
-        if !onRunner, gate.loadWord() & ProcessingGate.processing != 0 {
-            gate.setWordBitsSequentially(ProcessingGate.blocked)
+        if !onRunner, gate.load() & ProcessingGate.processing != 0 {
+            gate.setBitsSequentially(ProcessingGate.blocked)
         }
         guard record.isTracked, !record.hasFinished, !record.isWaiting else { return (false, nil, false) }
         record.hasFinished = true
@@ -851,7 +850,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     @inlinable
     var shouldCompleteReplies: Bool {
-        phase == .inputCompleted && gate.loadWord() & ProcessingGate.processing == 0 && queue.isEmpty
+        phase == .inputCompleted && gate.load() & ProcessingGate.processing == 0 && queue.isEmpty
             && runningEffects == 0
     }
 
@@ -862,7 +861,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// it, returns false: the caller must `queue` them, in this same critical section.
     @inlinable
     func claimEmitter() -> Bool {
-        eventGate.takeWordBit(EffectEventGate.emitting, orSet: EffectEventGate.pending)
+        eventGate.takeBit(EffectEventGate.emitting, orSet: EffectEventGate.pending)
     }
 
     /// Whether an effect event decided now would reach nobody, so that it need be neither sent nor
@@ -883,10 +882,10 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     mutating func nextQueuedEffectEvent() -> Event<EffectEvent<Input>, Never>? {
         guard let event = effectEventOutbox.removeFirst() else {
-            eventGate.storeWord(0)
+            eventGate.store(0)
             return nil
         }
-        eventGate.storeWord(EffectEventGate.emitting)  // clears `pending`: later queuers set it again
+        eventGate.store(EffectEventGate.emitting)  // clears `pending`: later queuers set it again
         return event
     }
 
@@ -904,7 +903,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// Sets `blocked`, so that outside inputs take the lock and see the phase.
     @inlinable
     func blockFastPath() {
-        gate.setWordBits(ProcessingGate.blocked)
+        gate.setBits(ProcessingGate.blocked)
     }
 
     /// Stops everything: no input is processed any more and every tracked effect is forgotten.
@@ -945,7 +944,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         rootLatest = nil
         runningEffects = 0
         waitingEffects = 0
-        if gate.takeWordBit(ProcessingGate.processing, orSet: ProcessingGate.blocked) {
+        if gate.takeBit(ProcessingGate.processing, orSet: ProcessingGate.blocked) {
             return effects
         }
         pendingTermination = (termination, effects)
@@ -958,7 +957,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     mutating func finishTermination() -> Lifetime.Token? {
         hasPerformedTermination = true
-        gate.storeWord(ProcessingGate.blocked)
+        gate.store(ProcessingGate.blocked)
         defer { lifetimeToken = nil }
         return lifetimeToken
     }
