@@ -20,7 +20,7 @@ typealias EffectID = UInt64
 /// The record is also the effect's `Lifetime` (a subclass of it), which the start handler receives:
 /// one allocation for both.
 @usableFromInline
-final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked Sendable {
+final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, ObserverTarget, @unchecked Sendable {
     // Safe: `key`, `policy` and `engine` are set by `init` and never change; `id` is set
     // once, under the engine's lock, before the record is published to any other thread (through that
     // lock or through the effect's observer, created after); `effect` is set by `init` and then read
@@ -126,9 +126,7 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, @unchecked
     /// `SignalProducer.closureEffect(_:)`).
     @inlinable
     func makeObserver() -> Observer<Input, Never> {
-        Observer(
-            action: { [self] event in self.receive(event) }, releasing: self,
-            onRelease: { unsafeDowncast($0, to: Record.self).observerReleased() })
+        Observer(sendingTo: self)
     }
 
     @inlinable
