@@ -256,7 +256,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         let prepared: EffectRecord<State, Input>?
         let preparedLink: Unmanaged<EffectRecord<State, Input>>?
         if cancelKeys == nil, let producer = effect.take() {
-            let record = EffectRecord(engine: self, effect: producer)
+            let record = EffectRecordFields.makeRecord(engine: self, effect: producer)
             prepared = record
             preparedLink = .passUnretained(record)
         } else {
@@ -437,7 +437,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable @inline(__always)
     func startCommitted(_ record: EffectRecord<State, Input>) {
         assert(!record.hasEnded, "Internal inconsistency: a committed effect was cancelled before it started")
-        guard let effect = record.effect.take() else { return }
+        guard let effect = record.takeEffect() else { return }
         runningLink = .passUnretained(record)
         runningHasEnded = false
         runnerGate.store(currentThreadIdentity())
@@ -485,7 +485,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// it) and, if `notCancelled`, runs it with the record's observer and the record as its lifetime.
     @inlinable @inline(__always)
     func run(_ record: EffectRecord<State, Input>, ifNotCancelled notCancelled: Bool) {
-        guard let effect = record.effect.take(), notCancelled else { return }
+        guard let effect = record.takeEffect(), notCancelled else { return }
         effect.run(record.makeObserver(), lifetime: record)
     }
 
