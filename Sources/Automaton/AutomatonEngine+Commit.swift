@@ -23,7 +23,7 @@ extension AutomatonEngine {
         let prepared: EffectRecord<State, Input>?
         let preparedLink: Unmanaged<EffectRecord<State, Input>>?
         if cancelKeys == nil, let producer = effect.take() {
-            let record = EffectRecordFields.makeRecord(engine: self, effect: producer)
+            let record = EffectRecord(engine: self, effect: producer)
             prepared = record
             preparedLink = .passUnretained(record)
         } else {

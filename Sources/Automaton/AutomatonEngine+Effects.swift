@@ -15,7 +15,7 @@ extension AutomatonEngine {
     /// it) and, if `notCancelled`, runs it with the record's observer and the record as its lifetime.
     @inlinable @inline(__always)
     func run(_ record: EffectRecord<State, Input>, ifNotCancelled notCancelled: Bool) {
-        guard let effect = record.takeEffect(), notCancelled else { return }
+        guard let effect = record.effect.take(), notCancelled else { return }
         effect.run(record.makeObserver(), lifetime: record)
     }
 

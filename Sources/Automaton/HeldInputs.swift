@@ -96,7 +96,7 @@ extension AutomatonEngine {
     @inlinable @inline(__always)
     func startCommitted(_ record: EffectRecord<State, Input>) {
         assert(!record.hasEnded, "Internal inconsistency: a committed effect was cancelled before it started")
-        guard let effect = record.takeEffect() else { return }
+        guard let effect = record.effect.take() else { return }
         runningLink = .passUnretained(record)
         runningHasEnded = false
         runnerGate.store(currentThreadIdentity())

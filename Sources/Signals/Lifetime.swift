@@ -5,9 +5,11 @@
 /// lifetime, with no lock held, in the order it was registered. Cleanup registered after the end runs
 /// at once.
 ///
-/// Get one from a start handler, from `Lifetime.make()`, or as `Lifetime.empty`. Not subclassable
-/// outside this module (the class is not `final` only for `CarryingLifetime`, below).
-public class Lifetime: @unchecked Sendable {
+/// Get one from a start handler, from `Lifetime.make()`, or as `Lifetime.empty`. The class is `open`
+/// only so that this package's automaton can make an effect's lifetime and its bookkeeping one
+/// object (one allocation less per effect). Its initializers are package-only, so another module may
+/// declare a subclass but can never create one, and every member is `final`.
+open class Lifetime: @unchecked Sendable {
     // Safe: `list` is only read or written with the lock of `lockLink` held (`withList`), and what
     // it holds is `Sendable`.
 
@@ -16,7 +18,7 @@ public class Lifetime: @unchecked Sendable {
     /// deadlock. Unretained: the lifetime's own lock is released by `deinit`, and a shared one is kept
     /// alive by its owner for as long as the lifetime can be used (see `init(sharing:)`), so starting
     /// and freeing an effect's lifetime costs no reference counting for it. `deinit` never touches a
-    /// shared lock: a `CarryingLifetime` may release the lock's owner before it runs.
+    /// shared lock: a subclass may release the lock's owner before it runs.
     @usableFromInline final let lockLink: Unmanaged<LockStorage<UInt>>
     /// Whether `lockLink` is the lifetime's own lock, released with it.
     @usableFromInline final let ownsLock: Bool
@@ -35,10 +37,9 @@ public class Lifetime: @unchecked Sendable {
     /// engine gives all its effects' lifetimes one lock (held only to read or change a list, so they
     /// hardly ever wait for each other). The caller must keep `lock` alive for as long as this lifetime
     /// can be used (the lifetime does not retain it, and does not touch it once it is being freed):
-    /// the engine owns the lock, and each effect's lifetime keeps the engine. Only for
-    /// `CarryingLifetime`.
+    /// the engine owns the lock, and each effect's lifetime keeps the engine.
     @inlinable
-    init(sharing lock: UnretainedLock) {
+    package init(sharing lock: UnretainedLock) {
         lockLink = lock.storage
         ownsLock = false
     }
@@ -175,79 +176,6 @@ public class Lifetime: @unchecked Sendable {
             // whose release sends an event or runs cleanup.
             withExtendedLifetime(removed) {}
         }
-    }
-}
-
-/// A lifetime that carries its owner's bookkeeping in the same object: the automaton's engine makes
-/// each effect's lifetime one of these, carrying the effect's record, so that starting an effect
-/// allocates one object for both (see `EffectRecord`). Package-only: the trick stays out of the
-/// public API (`Lifetime` cannot be subclassed outside this module).
-///
-/// What never changes after creation is in `constants` (a `let`: reading a reference there costs no
-/// reference counting), the rest in `fields`. It can also be an input observer's target, when its
-/// fields say how (`CarriedObserverTarget`), so that the observer captures this one object.
-@usableFromInline
-package final class CarryingLifetime<Constants: Sendable, Fields: CarriedFields>: Lifetime, @unchecked Sendable {
-    // Safe: `storedFields` is `Sendable`, and is read and written only as its type's documentation says
-    // (the engine's record: under the engine's lock, or by the one thread its comment names), never
-    // two accesses at once: so it skips the run-time exclusivity checks, which cost an effect more
-    // than the rest of its bookkeeping. `constants` is immutable.
-    @usableFromInline package let constants: Constants
-    @usableFromInline @exclusivity(unchecked) var storedFields: Fields
-
-    /// The fields, read and changed in place. The access is made here, in this module, where
-    /// `storedFields` skips the exclusivity checks: another module's direct access to a stored
-    /// property checks them at run time (callgrind on top of `eeb29f3`, a stored `package var` read
-    /// and written from the Automaton module: W3 3,707 instructions per event against 3,209 through
-    /// these accessors).
-    @inlinable
-    package var fields: Fields {
-        _read { yield storedFields }
-        _modify { yield &storedFields }
-    }
-
-    /// A lifetime guarded by the shared `lock` (see `Lifetime.init(sharing:)`), carrying `constants`
-    /// and the initial fields (`Fields()`, made in place: a fields value passed in was copied into the
-    /// object through its value witness: W3 2,931 instructions per event against 2,746, callgrind on
-    /// top of `eeb29f3`).
-    @inlinable @inline(__always)
-    package init(_ constants: Constants, sharing lock: UnretainedLock) {
-        self.constants = constants
-        self.storedFields = Fields()
-        super.init(sharing: lock)
-    }
-}
-
-/// The changing part of what a `CarryingLifetime` carries: every carrier starts with `init()`'s.
-@usableFromInline
-package protocol CarriedFields: Sendable {
-    init()
-}
-
-/// Fields whose `CarryingLifetime` is the target of an input observer (`Observer(sendingTo:)`): the
-/// observer's events and its release go to these functions, with the lifetime that carries them.
-@usableFromInline
-package protocol CarriedObserverTarget: CarriedFields {
-    associatedtype Constants: Sendable
-    associatedtype Value
-    associatedtype Error: Swift.Error
-
-    /// See `ObserverTarget.receive(_:)`.
-    static func receive(_ event: Event<Value, Error>, carriedBy carrier: CarryingLifetime<Constants, Self>)
-
-    /// See `ObserverTarget.observerReleased()`.
-    static func observerReleased(carriedBy carrier: CarryingLifetime<Constants, Self>)
-}
-
-extension CarryingLifetime: ObserverTarget where Fields: CarriedObserverTarget, Fields.Constants == Constants {
-    @inlinable
-    package func receive(_ event: Event<Fields.Value, Fields.Error>) {
-        Fields.receive(event, carriedBy: self)
-    }
-
-    @inlinable
-    package func observerReleased() {
-        Fields.observerReleased(carriedBy: self)
     }
 }
 

@@ -17,7 +17,7 @@ struct LifetimeTests {
         var shared: Lock? = Lock()
         weak let sharedLock: AnyObject? = shared?.storageObject
         do {
-            let lifetimes = (0..<3).map { _ in CarryingLifetime<Void, NoFields>((), sharing: shared!.unretained) }
+            let lifetimes = (0..<3).map { _ in Lifetime(sharing: shared!.unretained) }
             lifetimes[0].end()
             #expect(lifetimes.map(\.hasEnded) == [true, false, false])
         }
@@ -195,6 +195,3 @@ struct LifetimeTests {
         #expect(ends.value == 1)
     }
 }
-
-/// Fields for a `CarryingLifetime` that carries nothing.
-private struct NoFields: CarriedFields {}
