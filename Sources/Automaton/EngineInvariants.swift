@@ -51,7 +51,7 @@ extension EngineStateMachine {
             if rootLatestLink != nil { fail("a root latest effect after termination") }
             return
         }
-        if !undecidedKeys.isEmpty && gate.loadWord() & ProcessingGate.processing == 0 {
+        if !undecidedKeys.isEmpty && gate.load() & ProcessingGate.processing == 0 {
             fail("undecided keys left with nobody processing")
         }
 

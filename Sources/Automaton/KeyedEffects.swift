@@ -51,8 +51,8 @@ public struct EffectKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The storage of a key made from a value of type `Key`, which compares two such values with
     /// `Key`'s own `==`: `AnyHashable`'s equality would first look up each value's canonical box
-    /// through the runtime (about 1,000 instructions for two `Int`s, under the engine's lock, at each
-    /// lookup of a key made anew).
+    /// through the runtime (about 1,000 instructions for two `Int`s, measured at `800b805`, under the
+    /// engine's lock, at each lookup of a key made anew).
     @usableFromInline
     final class TypedStorage<Key: Hashable & Sendable>: Storage, @unchecked Sendable {
         // Safe: `key` is immutable and `Sendable`.

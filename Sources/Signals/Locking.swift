@@ -111,7 +111,8 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
 /// compute what to do under the lock, release it, then act. Copies share the same lock.
 ///
 /// A lock also carries one atomic machine word, stored in the same allocation, for state that a fast
-/// path reads and changes without taking the lock (`Signal` keeps its delivery state there).
+/// path reads and changes without taking the lock (`Signal` keeps its delivery state there). A word
+/// that no lock guards is an `AtomicWord`.
 @usableFromInline
 package struct Lock: @unchecked Sendable {
     // Safe: the storage is only used through the platform lock API and the atomic word operations,
@@ -146,42 +147,10 @@ package struct Lock: @unchecked Sendable {
         storage.withUnsafeMutablePointerToHeader { signals_atomic_store($0, value) }
     }
 
-    /// The atomic word's value, read in the single total order of sequentially consistent operations
-    /// (for a handshake between two words: see `storeWordSequentially(_:)`).
-    @inlinable @inline(__always)
-    package func loadWordSequentially() -> UInt {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_load_sequential($0) }
-    }
-
-    /// Sets the atomic word, in the single total order of sequentially consistent operations: a later
-    /// `loadWordSequentially()` of another word by this thread cannot be ordered before it. So if one
-    /// thread stores word A then loads word B, and another changes B then loads A (all sequentially),
-    /// at least one of them sees the other's write.
-    @inlinable @inline(__always)
-    package func storeWordSequentially(_ value: UInt) {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_store_sequential($0, value) }
-    }
-
-    /// Sets `bits` in the atomic word, in the single total order of sequentially consistent
-    /// operations (see `storeWordSequentially(_:)`).
-    @inlinable @inline(__always)
-    package func setWordBitsSequentially(_ bits: UInt) {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_or_sequential($0, bits) }
-    }
-
     /// Replaces the atomic word with `desired` if it is `expected`; returns whether it did.
     @inlinable @inline(__always)
     package func compareExchangeWord(expected: UInt, desired: UInt) -> Bool {
         storage.withUnsafeMutablePointerToHeader { signals_atomic_compare_exchange($0, expected, desired) }
-    }
-
-    /// Sets `bits` in the atomic word, whatever else changes it meanwhile.
-    @inlinable
-    package func setWordBits(_ bits: UInt) {
-        while true {
-            let word = loadWord()
-            if compareExchangeWord(expected: word, desired: word | bits) { return }
-        }
     }
 
     /// Sets `role` in the atomic word if it is clear, and returns true; if another thread holds `role`,

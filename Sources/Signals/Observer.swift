@@ -23,15 +23,17 @@ public final class Observer<Value, Error: Swift.Error>: Sendable {
     /// value instead of `action` (which does the same for a value). `action` stays the entry point for
     /// every other event and for direct sends; this only skips one closure hop per value.
     @usableFromInline package let valueAction: (@Sendable (Value) -> Void)?
-    /// Run with `releaseTarget` when this observer is released: an input observer's sends
-    /// `.interrupted` into its stream. A closure of its own, specialized where it is made, so that a
-    /// release costs no generic metadata lookup (building an `Event` in this generic class's `deinit`
-    /// did). It captures nothing, and is handed its target instead: a closure that captured the
-    /// target would retain it once more, and be retained and released around its call (three atomic
-    /// operations per observer, about a tenth of an automaton effect's).
+    /// Run with `releaseTarget` when this observer is released: an input observer tells its target
+    /// (`ObserverTarget.observerReleased()`), which sends `.interrupted` into its stream. A closure of
+    /// its own, specialized where it is made, so that a release costs no generic metadata lookup
+    /// (building an `Event` in this generic class's `deinit` did). It captures nothing, and is handed
+    /// its target instead: a closure that captured the target would retain it once more, and be
+    /// retained and released around its call (three atomic operations per observer, about a tenth of
+    /// an automaton effect's).
     @usableFromInline let onRelease: (@Sendable (AnyObject & Sendable) -> Void)?
-    /// What `onRelease` acts on, unretained: the object `action` captured, which `action` keeps alive
-    /// for as long as this observer lives (its `deinit` included).
+    /// What `onRelease` acts on, unretained. Safe by construction: only `init(sendingTo:)` sets it, and
+    /// that initializer builds `action` itself, capturing the target, so `action` (released after
+    /// `deinit` has run) keeps the target alive for as long as this observer lives.
     @usableFromInline let releaseTarget: Unmanaged<AnyObject & Sendable>?
 
     /// An observer that runs `action` for every event.
@@ -54,19 +56,16 @@ public final class Observer<Value, Error: Swift.Error>: Sendable {
         self.releaseTarget = nil
     }
 
-    /// An input observer: it runs `action` for every event, and `onRelease(target)` when it is
-    /// released. `onRelease` sends `.interrupted` into the stream, which ignores it if it has already
-    /// terminated. `action` must keep `target` alive (capture it): this observer does not retain it.
-    /// `onRelease` should capture nothing (see `onRelease`); it gets `target` back as
-    /// `AnyObject & Sendable`, to be cast back with `unsafeDowncast(_:to:)`.
+    /// An input observer: it sends every event to `target` (`receive(_:)`), and tells it when it is
+    /// released (`observerReleased()`), where the target sends `.interrupted` into its stream, which
+    /// ignores it if it has already terminated. The observer keeps `target` alive: its `action`
+    /// captures it.
     @inlinable
-    package init(
-        action: @escaping Action, releasing target: AnyObject & Sendable,
-        onRelease: @escaping @Sendable (_ target: AnyObject & Sendable) -> Void
-    ) {
-        self.action = action
+    package init<Target: ObserverTarget>(sendingTo target: Target) where Target.Value == Value, Target.Error == Error {
+        // The one capture of the target: what keeps it alive for `releaseTarget` (see there).
+        self.action = { [target] event in target.receive(event) }
         self.valueAction = nil
-        self.onRelease = onRelease
+        self.onRelease = { unsafeDowncast($0, to: Target.self).observerReleased() }
         self.releaseTarget = .passUnretained(target)
     }
 
@@ -128,4 +127,20 @@ public final class Observer<Value, Error: Swift.Error>: Sendable {
     public func sendInterrupted() {
         action(.interrupted)
     }
+}
+
+/// What an input observer made with `Observer(sendingTo:)` sends into: a stream's core, or an
+/// automaton's effect record. The observer holds it strongly (through its `action`), so the target
+/// outlives the observer, and is told when the observer goes away.
+@usableFromInline
+package protocol ObserverTarget<Value, Error>: AnyObject, Sendable {
+    associatedtype Value
+    associatedtype Error: Swift.Error
+
+    /// An event sent into the observer, on the sender's thread.
+    func receive(_ event: Event<Value, Error>)
+
+    /// The observer was released, on the thread that released its last reference (and still holds
+    /// the target: the observer's `action` is released after this returns).
+    func observerReleased()
 }

@@ -34,7 +34,7 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     /// write is a store under the lock: no event is built or queued.
     ///
     /// Always inlined: the automaton calls it once per input, and a call costs an effect-free input
-    /// 16 instructions (W2 216 against 200).
+    /// 16 instructions (W2 216 against 200, callgrind at `e4195c3`).
     @inlinable @inline(__always)
     package func set(_ newValue: Value) {
         let core = self.core

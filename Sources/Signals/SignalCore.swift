@@ -33,7 +33,7 @@ enum DeliveryState {
 /// once (an `.interrupted` delivered to nobody): `onTermination` runs, which detaches an operator from
 /// its upstream, cancels what it scheduled, or ends a producer run's lifetime.
 @usableFromInline
-package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked Sendable {
+package final class SignalCore<Value: Sendable, Error: Swift.Error>: ObserverTarget, @unchecked Sendable {
     // Safe: the delivery state lives in `lock`'s atomic word (see `DeliveryState`). `pending`,
     // `pendingRemovals`, `terminal`, `nextToken`, `observerCount`, `isHandleReleased`,
     // `onTermination` and `hasTakenTermination` are only touched with `lock` held. `observers` and
@@ -135,9 +135,19 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: @unchecked 
     /// signal has already terminated).
     @inlinable
     package func makeInput() -> Observer<Value, Error> {
-        Observer(
-            action: { [self] event in self.send(event) }, releasing: self,
-            onRelease: { unsafeDowncast($0, to: SignalCore.self).send(.interrupted) })
+        Observer(sendingTo: self)
+    }
+
+    /// An event sent into `makeInput()`'s observer (see `ObserverTarget`).
+    @inlinable
+    package func receive(_ event: Event<Value, Error>) {
+        send(event)
+    }
+
+    /// `makeInput()`'s observer was released: the signal is interrupted, unless it has terminated.
+    @inlinable
+    package func observerReleased() {
+        send(.interrupted)
     }
 
     /// Registers what to dispose when the signal terminates (at once if it already has).

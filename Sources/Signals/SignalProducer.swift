@@ -16,7 +16,8 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     /// Package metadata carried by this producer value, not by the producers derived from it (the
     /// automaton's effect key or cancellation). Boxed, so that a producer stays a closure, a flag and
     /// one optional reference: an inline existential made every copy of an effect-free automaton's
-    /// `(State, SignalProducer)?` go through value witnesses (W5 +45% instructions).
+    /// `(State, SignalProducer)?` go through value witnesses (W5 +45% instructions, callgrind at
+    /// `57d6a37`).
     @usableFromInline let attachedDirective: (AnyObject & Sendable)?
 
     /// A producer that runs `startHandler` on each start.

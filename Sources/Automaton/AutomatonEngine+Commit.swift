@@ -1,0 +1,123 @@
+import Signals
+
+// Step 3 of a transition that changes the machine's bookkeeping, performed by the processing role:
+// the record is made before the lock, the machine commits under it, and the cancellations, the state,
+// the reply and the new effect's start follow with no lock held.
+
+extension AutomatonEngine {
+    /// Step 3 of `process(_:)` for a transition that changes the machine's bookkeeping: it starts,
+    /// replaces or cancels effects, or its input came from an effect. Not inlined into `process`, so
+    /// that an effect-free input's path keeps a small stack frame.
+    @inlinable @inline(never)
+    func commit(
+        _ pending: PendingInput<State, Input>, from: State, to toState: State,
+        effect: consuming SignalProducer<Input, Never>?
+    ) {
+        // A constant, not a variable: the critical section below captures it, and a captured variable
+        // is retained and released around the call that reads it. A keyed effect's key and policy are
+        // read by its record, straight from the producer (a local copy here retained the key once more).
+        let cancelKeys = effect?.directiveBox?.cancelKeys
+        // The producer moves into the record (the caller gives it up): no reference counting for it.
+        // The record goes into the critical section unretained (this frame holds `prepared`): captured
+        // as a reference, it was retained and released around it.
+        let prepared: EffectRecord<State, Input>?
+        let preparedLink: Unmanaged<EffectRecord<State, Input>>?
+        if cancelKeys == nil, let producer = effect.take() {
+            let record = EffectRecord(engine: self, effect: producer)
+            prepared = record
+            preparedLink = .passUnretained(record)
+        } else {
+            (prepared, preparedLink) = (nil, nil)
+        }
+        var cancelled = CancelledEffects<State, Input>()
+        var decision = EffectDecision.none
+        var result = critical {
+            $0.commitSuccess(
+                pending, prepared: preparedLink, cancelKeys: cancelKeys, equalities: nil,
+                mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decision: &decision
+            )
+        }
+        if case .compareKeys = result {
+            result = commitComparingKeys(
+                pending, prepared: preparedLink, cancelKeys: cancelKeys, cancelled: &cancelled, decision: &decision)
+        }
+        if case .aborted = result {
+            prepared?.lifetime.end()
+            return
+        }
+        if case .committedSendingCancellations = result {
+            // Sent before the lifetimes end: their cleanup is user code, and must not run while this
+            // thread holds the emitter role, or other threads' effect events would wait for it.
+            for effect in cancelled {
+                effectEventsCore.sendValue { Self.cancellation(of: effect, by: pending.input) }
+            }
+            finishEmitting()
+        }
+        if !cancelled.isEmpty {  // the usual case skips making an iterator (it retains the effects)
+            for effect in cancelled {
+                effect.record.lifetime.end()
+            }
+        }
+        state = toState
+        stateStorage.set(toState)
+        repliesCore.send(.value(.success(pending.input, from, toState)))
+        guard let record = consume prepared else { return }
+        switch decision {
+        case .none, .wait:
+            break
+        case .start:
+            // Decided here, after the reply: nothing can end this effect's lifetime before it starts
+            // (this thread holds the processing role). A termination asked for meanwhile, by an
+            // observer of the reply or of this event, is performed after this input: it untracks the
+            // effect at once, then ends its lifetime and reports it cancelled once it has started.
+            emit(record, .started(by: pending.input))
+            startCommitted(record)
+            if let value = heldValue.take() {
+                // This frame's reference to the record moves into the held input.
+                held = PendingInput(input: value, origin: consume record)
+                if !isProcessingHeldInputs { processHeldInputs() }
+            }
+        case .drop:
+            record.lifetime.end()
+            emit(record, .cancelled(.dropped(by: pending.input)))
+        }
+    }
+
+    /// Commits again after a commit found keys that only their `==` can tell apart (see
+    /// `KeyEqualities`): takes the candidates, compares them here, with no lock held, then commits with
+    /// what it found. The candidates are released here too, after the lock.
+    @usableFromInline @inline(never)
+    func commitComparingKeys(
+        _ pending: PendingInput<State, Input>,
+        prepared: Unmanaged<EffectRecord<State, Input>>?,
+        cancelKeys: [EffectKey]?,
+        cancelled: inout CancelledEffects<State, Input>,
+        decision: inout EffectDecision
+    ) -> CommitResult {
+        let candidates = critical { machine in
+            defer { machine.undecidedKeys = [] }  // a copy goes out: nothing is freed here
+            return machine.undecidedKeys
+        }
+        var keys = cancelKeys ?? []
+        if let key = prepared?.takeUnretainedValue().key { keys.append(key) }
+        // User code: each key's `==`.
+        let equalities = KeyEqualities(comparing: keys, with: candidates)
+        let result = critical {
+            $0.commitSuccess(
+                pending, prepared: prepared, cancelKeys: cancelKeys, equalities: equalities,
+                mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decision: &decision
+            )
+        }
+        precondition(
+            result != .compareKeys,
+            "Internal inconsistency: the engine's key table changed while the processing thread compared keys")
+        return result
+    }
+
+    /// The event of `effect`'s cancellation by the successful input `input`.
+    @inlinable
+    static func cancellation(of effect: CancelledEffect<State, Input>, by input: Input) -> EffectEvent<Input> {
+        let cause: EffectCancellation<Input> = effect.byCancelRow ? .cancelled(by: input) : .replaced(by: input)
+        return EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))
+    }
+}

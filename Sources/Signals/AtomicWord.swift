@@ -1,0 +1,94 @@
+import SignalsAtomics
+
+/// One machine word that threads read and change with atomic operations only: a role bit taken with a
+/// compare-and-swap, a flag set by one thread for another. No lock comes with it (a `Lock` carries a
+/// word of its own, for state that is read lock-free but changed under that lock).
+///
+/// Copies share the same word. The operations are the C11 ones of `SignalsAtomics.h` (Swift's
+/// `Synchronization.Atomic` needs macOS 15 and iOS 18; the package supports older systems), inlined
+/// into the caller, so each costs what the bare instruction does, and the thread sanitizer sees it.
+@usableFromInline
+package struct AtomicWord: @unchecked Sendable {
+    // Safe: the word is only read and written through the atomic operations below.
+    @usableFromInline let storage: AtomicWordStorage
+
+    /// A word holding 0.
+    @inlinable
+    package init() {
+        storage = AtomicWordStorage.make()
+    }
+
+    /// The word's value (acquire).
+    @inlinable @inline(__always)
+    package func load() -> UInt {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_load($0) }
+    }
+
+    /// Sets the word (release).
+    @inlinable @inline(__always)
+    package func store(_ value: UInt) {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_store($0, value) }
+    }
+
+    /// The word's value, read in the single total order of sequentially consistent operations (for a
+    /// handshake between two words: see `storeSequentially(_:)`).
+    @inlinable @inline(__always)
+    package func loadSequentially() -> UInt {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_load_sequential($0) }
+    }
+
+    /// Sets the word, in the single total order of sequentially consistent operations: a later
+    /// `loadSequentially()` of another word by this thread cannot be ordered before it. So if one
+    /// thread stores word A then loads word B, and another changes B then loads A (all sequentially),
+    /// at least one of them sees the other's write.
+    @inlinable @inline(__always)
+    package func storeSequentially(_ value: UInt) {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_store_sequential($0, value) }
+    }
+
+    /// Sets `bits` in the word, in the single total order of sequentially consistent operations (see
+    /// `storeSequentially(_:)`).
+    @inlinable @inline(__always)
+    package func setBitsSequentially(_ bits: UInt) {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_or_sequential($0, bits) }
+    }
+
+    /// Replaces the word with `desired` if it is `expected` (acquire-release); returns whether it did.
+    @inlinable @inline(__always)
+    package func compareExchange(expected: UInt, desired: UInt) -> Bool {
+        storage.withUnsafeMutablePointerToHeader { signals_atomic_compare_exchange($0, expected, desired) }
+    }
+
+    /// Sets `bits` in the word, whatever else changes it meanwhile.
+    @inlinable
+    package func setBits(_ bits: UInt) {
+        while true {
+            let word = load()
+            if compareExchange(expected: word, desired: word | bits) { return }
+        }
+    }
+
+    /// Sets `role` in the word if it is clear, and returns true; if another thread holds `role`, sets
+    /// `mark` instead (telling that thread there is more to do) and returns false.
+    @inlinable
+    package func takeBit(_ role: UInt, orSet mark: UInt) -> Bool {
+        while true {
+            let word = load()
+            if word & role != 0 {
+                if compareExchange(expected: word, desired: word | mark) { return false }
+            } else if compareExchange(expected: word, desired: word | role) {
+                return true
+            }
+        }
+    }
+}
+
+/// The allocation an `AtomicWord` lives in: the word is the buffer's header, at a stable address (a
+/// Swift stored property does not guarantee one); there are no elements.
+@usableFromInline
+final class AtomicWordStorage: ManagedBuffer<UInt, Void> {
+    @inlinable
+    static func make() -> AtomicWordStorage {
+        unsafeDowncast(create(minimumCapacity: 0) { _ in 0 }, to: AtomicWordStorage.self)
+    }
+}
