@@ -104,11 +104,17 @@ func carefulEffectsLogin(_ workload: LoginWorkload, count: Int) -> Workload {
                 },
                 reply: { counts.record($0) })
         case .w4:
-            // Every success's effect: counts its start and waits to be cancelled (the machine holds
-            // its token meanwhile, as if it would send later from elsewhere).
-            let waiting = Machine.Effect { _, _ in counts.started &+= 1 }
+            // Every success's effect: counts its start and registers what counts its cancellation (made
+            // once, as a user's effect's cleanup is; the automaton's effect registers its own with
+            // `lifetime.observeEnded`). The machine holds its token meanwhile, as if it would send later
+            // from elsewhere.
+            let disposed: () -> Void = { counts.disposed &+= 1 }
+            let waiting = Machine.Effect { token, _ in
+                counts.started &+= 1
+                token.whenCancelled(disposed)
+            }
             return Machine(
-                state: .loggedOut, replacesEffects: true, onCancel: { counts.disposed &+= 1 },
+                state: .loggedOut, replacesEffects: true,
                 transition: { state, input in loginTransition(state, input).map { ($0, waiting) } },
                 reply: { counts.record($0) })
         }

@@ -1,25 +1,51 @@
 // The third expert baseline (issue 31, BRIEF §6 third round): careful effects. Thread safe, and effects
-// are what a library's user writes: closures that receive something to send into and can be cancelled.
-// One token is allocated per effect start, and nothing else; a cancelled token makes later sends of its
-// effect do nothing. `TightMachines.swift` has the other two baselines and the shared pieces
+// are what a library's user writes: closures that receive something to send into, can be cancelled, and
+// may register what to do when they are. One token is allocated per effect start, and nothing else; a
+// cancelled token makes later sends of its effect do nothing, and under `.latest` the inputs it had
+// queued are dropped. `TightMachines.swift` has the other two baselines and the shared pieces
 // (`InlineQueue`, the login table as a `switch`).
+//
+// Where it is simpler than the automaton (none of it exercised by the workloads): `.latest` has one
+// level (any success replaces the running effect, even one sent by that effect; the automaton keeps a
+// tree of levels), and a replaced effect's cancellation runs after the new state is committed (the
+// automaton's runs before the new state is emitted, which here means before the reply, as here).
 
 /// What a started effect holds, and its machine cancels: the one allocation per effect start. Its
-/// effect sends through it, so that a send after the cancellation does nothing.
+/// effect sends through it, so that a send after the cancellation, or after the machine's release,
+/// does nothing.
 final class EffectToken<State: BitwiseCopyable, Input: BitwiseCopyable>: @unchecked Sendable {
-    // Safe: `isCancelled` is only read or written with the machine's mutex held, and `machine` outlives
-    // every token of its own (each workload keeps its machine until its last effect is gone).
+    // Safe: `isCancelled` and `cancellation` are only read or written with the core's mutex held;
+    // `epoch` is set before the token is shared. The core is kept alive by the token (strong), so a
+    // send after the machine's release reaches a core that drops it.
     @exclusivity(unchecked) var isCancelled = false
-    unowned(unsafe) let machine: CarefulEffectsMachine<State, Input>
+    /// What the effect registered to run when it is cancelled (`whenCancelled(_:)`).
+    @exclusivity(unchecked) var cancellation: (() -> Void)?
+    /// Under `.latest`, the number of the effect: its queued inputs are dropped once it is replaced.
+    let epoch: UInt64
+    let core: CarefulEffectsCore<State, Input>
 
-    init(machine: CarefulEffectsMachine<State, Input>) {
-        self.machine = machine
+    init(core: CarefulEffectsCore<State, Input>, epoch: UInt64) {
+        self.core = core
+        self.epoch = epoch
     }
 
     /// Sends `input` into the machine, unless this effect was cancelled.
     @inline(__always)
     func send(_ input: Input) {
-        machine.send(input, from: self)
+        // The token keeps `core` alive for the whole call: no retain of its own.
+        Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef { $0.send(input, from: self) }
+    }
+
+    /// Runs `handler` when the effect is cancelled (at once, with no lock held, if it already was).
+    /// The handler is kept, not copied: a handler made once costs no allocation here.
+    func whenCancelled(_ handler: @escaping () -> Void) {
+        core.mutex.lock()
+        guard !isCancelled else {
+            core.mutex.unlock()
+            return handler()
+        }
+        cancellation = handler
+        core.mutex.unlock()
     }
 }
 
@@ -27,11 +53,39 @@ final class EffectToken<State: BitwiseCopyable, Input: BitwiseCopyable>: @unchec
 /// lock, held around the state, the queue and the running effect only; no user code under it: the
 /// table, the replies, the effects and their cancellation all run with no lock held), effects started
 /// after their transition's reply, their inputs fed back through the FIFO queue (constant stack), and,
-/// when `replacesEffects` (`.latest`), each success cancels the running effect (its `onCancel` runs)
-/// before its reply. Generic over the state and the input, as a library is.
-final class CarefulEffectsMachine<State: BitwiseCopyable, Input: BitwiseCopyable>: @unchecked Sendable {
-    // Safe: every stored `var` is only read or written with `mutex` held, the token's `isCancelled`
-    // too; `queue`'s storage is only touched by its owner, this machine, under `mutex`.
+/// when `replacesEffects` (`.latest`), each success cancels the running effect (its `whenCancelled`
+/// handler runs) before its reply. Releasing the machine cancels its running effect. Generic over the
+/// state and the input, as a library is.
+final class CarefulEffectsMachine<State: BitwiseCopyable, Input: BitwiseCopyable>: Sendable {
+    typealias Effect = CarefulEffectsCore<State, Input>.Effect
+    typealias Transition = CarefulEffectsCore<State, Input>.Transition
+
+    let core: CarefulEffectsCore<State, Input>
+
+    init(
+        state: State, replacesEffects: Bool = false, transition: @escaping Transition,
+        reply: @escaping (HandWrittenReply<State, Input>) -> Void
+    ) {
+        core = CarefulEffectsCore(
+            state: state, replacesEffects: replacesEffects, transition: transition, reply: reply)
+    }
+
+    /// Cancels the running effect: its tokens keep the core, not this machine, so nothing else does.
+    deinit { core.release() }
+
+    var currentState: State { core.currentState }
+
+    /// An outside input.
+    @inline(__always)
+    func send(_ input: Input) {
+        core.send(input, from: nil)
+    }
+}
+
+/// The machine's state, queue and running effect, kept alive by the machine and by its effects' tokens.
+final class CarefulEffectsCore<State: BitwiseCopyable, Input: BitwiseCopyable>: @unchecked Sendable {
+    // Safe: every stored `var` is only read or written with `mutex` held, the tokens' `isCancelled` and
+    // `cancellation` too; `queue`'s storage is only touched by its owner, this core, under `mutex`.
     /// An effect: runs once, after its transition's reply, with the token to send through and the input
     /// that started it. A struct around the closure, as a library's effect type is: a bare closure
     /// returned inside an optional tuple would be re-wrapped in a reabstraction thunk, allocated, at
@@ -42,24 +96,31 @@ final class CarefulEffectsMachine<State: BitwiseCopyable, Input: BitwiseCopyable
     /// The table: the next state and the effect, or `nil` for an unmapped input.
     typealias Transition = (_ state: State, _ input: Input) -> (state: State, effect: Effect?)?
 
-    private let mutex = Mutex()
+    /// An input in the queue, with the epoch of the effect that sent it (0: from outside, or not under
+    /// `.latest`).
+    struct Queued {
+        let input: Input
+        let epoch: UInt64
+    }
+
+    let mutex = Mutex()
     @exclusivity(unchecked) private var state: State
-    @exclusivity(unchecked) private var queue = InlineQueue<Input>()
+    @exclusivity(unchecked) private var queue = InlineQueue<Queued>()
     @exclusivity(unchecked) private var isProcessing = false
-    /// Under `replacesEffects`, the running effect's token.
+    @exclusivity(unchecked) private var isReleased = false
+    /// Under `replacesEffects`, the running effect's token and the last epoch given out.
     @exclusivity(unchecked) private var current: EffectToken<State, Input>?
+    @exclusivity(unchecked) private var epoch: UInt64 = 0
     private let replacesEffects: Bool
-    private let onCancel: () -> Void
     private let transition: Transition
     private let reply: (HandWrittenReply<State, Input>) -> Void
 
     init(
-        state: State, replacesEffects: Bool = false, onCancel: @escaping () -> Void = {},
-        transition: @escaping Transition, reply: @escaping (HandWrittenReply<State, Input>) -> Void
+        state: State, replacesEffects: Bool, transition: @escaping Transition,
+        reply: @escaping (HandWrittenReply<State, Input>) -> Void
     ) {
         self.state = state
         self.replacesEffects = replacesEffects
-        self.onCancel = onCancel
         self.transition = transition
         self.reply = reply
     }
@@ -72,55 +133,86 @@ final class CarefulEffectsMachine<State: BitwiseCopyable, Input: BitwiseCopyable
         return state
     }
 
-    /// An outside input.
-    func send(_ input: Input) {
-        send(input, from: nil)
+    /// The machine was released: cancels the running effect (its handler runs here, with no lock
+    /// held) and drops every later send.
+    func release() {
+        mutex.lock()
+        isReleased = true
+        let cancelled = current.take()
+        cancelled?.isCancelled = true
+        let handler = cancelled?.cancellation.take()
+        mutex.unlock()
+        handler?()
     }
 
     /// An input from the effect `token` started, or from outside if `nil`: processed at once by a thread
     /// that finds the machine idle, queued otherwise (and processed by the thread that is processing).
+    @inline(__always)
     func send(_ input: Input, from token: EffectToken<State, Input>?) {
         mutex.lock()
-        if let token, token.isCancelled { return mutex.unlock() }
+        if let token, token.isCancelled || isReleased { return mutex.unlock() }
         guard !isProcessing else {
-            queue.append(input)
+            queue.append(Queued(input: input, epoch: token?.epoch ?? 0))
             return mutex.unlock()
         }
         isProcessing = true
+        let from = state
+        mutex.unlock()
+        drain(input, from)
+    }
+
+    /// Processes `input` (the machine being in `first`), then everything queued meanwhile. Holds the
+    /// processing role (`isProcessing`); called with no lock held.
+    @inline(never)
+    private func drain(_ input: Input, _ first: State) {
         var next = input
+        var from = first
         while true {
-            let from = state
-            mutex.unlock()
             // The table is the user's code: no lock held. Only this thread changes `state` while
             // `isProcessing` is set.
-            let result = transition(from, next)
-            if let (to, effect) = result {
+            if let (to, effect) = transition(from, next) {
+                // Allocated before the lock is taken.
+                var token: EffectToken<State, Input>?
+                if effect != nil {
+                    token = EffectToken(core: self, epoch: replacesEffects ? epoch &+ 1 : 0)
+                }
                 mutex.lock()
                 var cancelled: EffectToken<State, Input>?
                 if replacesEffects {
-                    cancelled = current
+                    cancelled = current.take()
                     cancelled?.isCancelled = true
-                    current = nil
+                    if token != nil {
+                        epoch &+= 1
+                        current = token
+                    }
                 }
+                let handler = cancelled?.cancellation.take()
                 state = to
-                let token = effect.map { _ in EffectToken(machine: self) }
-                if replacesEffects { current = token }
                 mutex.unlock()
-                if cancelled != nil {
-                    onCancel()
-                    // The replaced token is released here, with no lock held.
-                    cancelled = nil
-                }
+                // The replaced effect's handler runs, and its token is released, with no lock held.
+                handler?()
+                cancelled = nil
                 reply(.success(next, from, to))
-                if let effect, let token { effect.run(token, next) }
+                if let token { effect.unsafelyUnwrapped.run(token, next) }
             } else {
                 reply(.failure(next, from))
             }
             mutex.lock()
-            guard let queued = queue.popFirst() else { break }
+            guard let queued = nextQueued() else { break }
             next = queued
+            from = state
+            mutex.unlock()
         }
         isProcessing = false
         mutex.unlock()
+    }
+
+    /// The next queued input, skipping those of replaced effects. Called with `mutex` held.
+    @inline(__always)
+    private func nextQueued() -> Input? {
+        while let queued = queue.popFirst() {
+            if queued.epoch == 0 || queued.epoch == epoch { return queued.input }
+        }
+        return nil
     }
 }
