@@ -65,6 +65,18 @@ extension AutomatonEngine {
     /// Steps 1-3 of the automaton contract for one input. Runs in the processing role.
     @inlinable
     func process(_ pending: PendingInput<State, Input>) {
+        if _slowPath(isProcessingObserved) {
+            process(pending, observedSince: .now)
+        } else {
+            process(pending, observedSince: nil)
+        }
+    }
+
+    /// `process(_:)`, telling the processing observers (see `Automaton.observeProcessing(_:)`) if
+    /// `start`, the instant processing began, is given. Inlined into both branches of the caller, so
+    /// that an unobserved input's path tests nothing more.
+    @inlinable @inline(__always)
+    func process(_ pending: PendingInput<State, Input>, observedSince start: ContinuousClock.Instant?) {
         let from = state
         var next: State?
         var effect: SignalProducer<Input, Never>?
@@ -75,6 +87,9 @@ extension AutomatonEngine {
                 critical { $0.inputProcessed(from: origin) }
             }
             repliesCore.send(.value(.failure(pending.input, from)))
+            if let start {
+                announceProcessing(.failure(pending.input, from), sentBy: pending.origin?.id, effect: nil, since: start)
+            }
             return
         }
         if effect == nil && pending.origin == nil && !mayHaveRootLatest {
@@ -82,8 +97,11 @@ extension AutomatonEngine {
             state = toState
             stateStorage.set(toState)
             repliesCore.send(.value(.success(pending.input, from, toState)))
+            if let start {
+                announceProcessing(.success(pending.input, from, toState), sentBy: nil, effect: nil, since: start)
+            }
             return
         }
-        commit(pending, from: from, to: toState, effect: consume effect)
+        commit(pending, from: from, to: toState, effect: consume effect, observedSince: start)
     }
 }

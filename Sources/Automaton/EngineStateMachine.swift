@@ -163,6 +163,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// The held word: the address of the record of the effect whose value the processing role holds,
     /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Shared with the engine.
     @usableFromInline let heldGate: AtomicWord
+    /// The processing observers (see `Automaton.observeProcessing(_:)`), counted by the word of the
+    /// engine's `lifetimesLock`, which changes with this list, under this lock.
+    @usableFromInline var processingObservers: [ProcessingObserver<State, Input>] = []
 
     /// See `rootLatestLink`.
     @inlinable

@@ -151,6 +151,7 @@ extension AutomatonEngine {
             endEffectEvents(with: .completed)
             stateStorage.complete()
         }
+        dropProcessingObservers()
     }
 
     /// Reports the cancellation of `effects`, then ends their lifetimes. Every effect event decided

@@ -1,0 +1,137 @@
+import Signals
+
+/// What an automaton did with one input, for instrumentation: logging, metrics and tracing (see
+/// `Automaton.observeProcessing(_:)`).
+///
+/// It tells what `replies` does not: which effect sent the input, which effect the transition made,
+/// and how long processing took.
+public struct InputProcessing<State: Sendable, Input: Sendable>: Sendable {
+    /// The input's reply, as `replies` sent it.
+    public let reply: Reply<State, Input>
+    /// The effect that sent the input (its `EffectEvent.id`), or `nil` for an outside input (`send`,
+    /// `sender`, the `input` signal, a binding).
+    public let sentByEffect: UInt64?
+    /// The effect the transition made (its `EffectEvent.id`): started, waiting for its key (`.queue`) or
+    /// dropped (`.first`), as `effectEvents` reports next. `nil` for a failure, a transition without an
+    /// effect, and a `.cancel(key)` row.
+    public let effect: UInt64?
+    /// How long the input took: from the mapping's call to the end of the reply's delivery to the
+    /// `replies` observers, the effects it cancelled included. The effect it starts is not included.
+    public let duration: Duration
+
+    /// Makes a record, for tests of code that consumes them.
+    public init(reply: Reply<State, Input>, sentByEffect: UInt64?, effect: UInt64?, duration: Duration) {
+        self.reply = reply
+        self.sentByEffect = sentByEffect
+        self.effect = effect
+        self.duration = duration
+    }
+}
+
+extension Automaton {
+    /// Calls `observer` with an `InputProcessing` record for every input processed from now on.
+    ///
+    /// For instrumentation (the `AutomatonLogging`, `AutomatonMetrics` and `AutomatonTracing`
+    /// integrations use it). An automaton with no processing observer reads no clock and builds no
+    /// record: it pays one atomic load per input.
+    ///
+    /// - Threads and order: called on the thread processing the input, with no lock held, one input at
+    ///   a time, in processing order: after the input's reply has been delivered to the `replies`
+    ///   observers, and before the transition's effect starts (so an observer sees the record of the
+    ///   input that made an effect before any of that effect's inputs, and before `effectEvents` can
+    ///   report its end). Like a `replies` observer, it holds up processing while it runs; an input it
+    ///   sends is queued.
+    /// - Termination: never called after `replies` has ended. The automaton lets go of `observer` when
+    ///   it terminates (released, or its input interrupted) or when the returned disposable is
+    ///   disposed, whichever comes first.
+    /// - Disposal: once `dispose()` has returned, `observer` is not called for inputs whose processing
+    ///   starts afterwards; a call already under way on another thread may still finish.
+    ///
+    /// The returned disposable keeps the automaton's internal engine, not the automaton.
+    @discardableResult
+    public func observeProcessing(
+        _ observer: @escaping @Sendable (InputProcessing<State, Input>) -> Void
+    ) -> Disposable {
+        engine.addProcessingObserver(observer)
+    }
+}
+
+/// One processing observer, told apart from the others by its identity.
+@usableFromInline
+final class ProcessingObserver<State: Sendable, Input: Sendable>: Sendable {
+    @usableFromInline let observe: @Sendable (InputProcessing<State, Input>) -> Void
+
+    @usableFromInline
+    init(_ observe: @escaping @Sendable (InputProcessing<State, Input>) -> Void) {
+        self.observe = observe
+    }
+}
+
+// The processing observers live in the machine, under its lock; the word of `lifetimesLock` (which
+// nothing else uses) counts them, so that the processing role learns with one atomic load, without
+// the lock, that there are none. It is changed only under the machine's lock, with the list.
+
+extension AutomatonEngine {
+    /// Whether any processing observer is attached (see `observeProcessing(_:)`).
+    @inlinable @inline(__always)
+    var isProcessingObserved: Bool {
+        lifetimesLock.loadWord() != 0
+    }
+
+    @usableFromInline
+    func addProcessingObserver(
+        _ observe: @escaping @Sendable (InputProcessing<State, Input>) -> Void
+    ) -> Disposable {
+        let observer = ProcessingObserver(observe)
+        let added = critical { machine -> Bool in
+            guard machine.phase != .terminated else { return false }
+            machine.processingObservers.append(observer)
+            lifetimesLock.storeWord(UInt(machine.processingObservers.count))
+            return true
+        }
+        guard added else { return AnyDisposable.disposed }
+        // Weak to the observer, so that the termination lets go of it even while the disposable lives.
+        return AnyDisposable { [self, weak observer] in
+            guard let observer else { return }
+            // The removed observer is let go of here, after the lock: its release is user code.
+            let removed = critical { machine -> ProcessingObserver<State, Input>? in
+                guard let index = machine.processingObservers.firstIndex(where: { $0 === observer }) else {
+                    return nil
+                }
+                defer { lifetimesLock.storeWord(UInt(machine.processingObservers.count)) }
+                return machine.processingObservers.remove(at: index)
+            }
+            _ = removed
+        }
+    }
+
+    /// Tells the processing observers what became of an input whose processing began at `start`. Run
+    /// by the processing role, with no lock held.
+    @usableFromInline @inline(never)
+    func announceProcessing(
+        _ reply: Reply<State, Input>, sentBy sender: EffectID?, effect: EffectID?, since start: ContinuousClock.Instant
+    ) {
+        let record = InputProcessing(
+            reply: reply, sentByEffect: sender, effect: effect, duration: ContinuousClock.now - start)
+        // A copy: the observers run after the lock, and one removed meanwhile is let go of when the
+        // copy is, here.
+        let observers = critical { $0.processingObservers }
+        for observer in observers {
+            observer.observe(record)
+        }
+    }
+
+    /// Lets go of the processing observers when the automaton terminates, after the lock.
+    @inlinable
+    func dropProcessingObservers() {
+        guard isProcessingObserved else { return }
+        let dropped = critical { machine in
+            defer {
+                machine.processingObservers = []
+                lifetimesLock.storeWord(0)
+            }
+            return machine.processingObservers
+        }
+        _ = dropped
+    }
+}
