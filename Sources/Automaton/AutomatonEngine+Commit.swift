@@ -11,7 +11,7 @@ extension AutomatonEngine {
     @inlinable @inline(never)
     func commit(
         _ pending: PendingInput<State, Input>, from: State, to toState: State,
-        effect: consuming SignalProducer<Input, Never>?, observedSince start: ContinuousClock.Instant?
+        effect: consuming SignalProducer<Input, Never>?, observedSince start: UInt64
     ) {
         // A constant, not a variable: the critical section below captures it, and a captured variable
         // is retained and released around the call that reads it. A keyed effect's key and policy are
@@ -61,7 +61,7 @@ extension AutomatonEngine {
         state = toState
         stateStorage.set(toState)
         repliesCore.send(.value(.success(pending.input, from, toState)))
-        if let start {
+        if start != 0 {
             // Before the effect starts: an observer learns of the effect before any of its inputs.
             announceProcessing(
                 .success(pending.input, from, toState), sentBy: pending.origin?.id,

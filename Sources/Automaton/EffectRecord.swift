@@ -17,10 +17,10 @@ typealias EffectID = UInt64
 /// what is live, never by history. Links between records are unretained, and so is the list of tracked
 /// effects: what can still act for an effect keeps its record alive (see `TrackedEffects`).
 ///
-/// The record is also the effect's `Lifetime` (a subclass of it), which the start handler receives:
-/// one allocation for both.
+/// The record is also the object behind the effect's `Lifetime` (a subclass of `_LifetimeStorage`),
+/// which the start handler receives: one allocation for both.
 @usableFromInline
-final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, ObserverTarget, @unchecked Sendable {
+final class EffectRecord<State: Sendable, Input: Sendable>: _LifetimeStorage, ObserverTarget, @unchecked Sendable {
     // Safe: `key`, `policy` and `engine` are set by `init` and never change; `id` is set
     // once, under the engine's lock, before the record is published to any other thread (through that
     // lock or through the effect's observer, created after); `effect` is set by `init` and then read
@@ -46,7 +46,7 @@ final class EffectRecord<State: Sendable, Input: Sendable>: Lifetime, ObserverTa
     /// The effect's lifetime: the record itself. The engine ends it when the effect ends or is
     /// cancelled.
     @inlinable
-    var lifetime: Lifetime { self }
+    var lifetime: Lifetime { Lifetime(self) }
     /// Strong, and never cleared, so that reading it from any thread is safe and costs no weak
     /// reference (a weak one gives the engine a side table, and every retain and release of the engine
     /// then takes the slow path: about 450 instructions per effect, at `f06f5f4`). The engine lets go

@@ -100,7 +100,7 @@ extension AutomatonEngine {
         runningLink = .passUnretained(record)
         runningHasEnded = false
         runnerGate.store(currentThreadIdentity())
-        effect.run(record.makeObserver(), lifetime: record)
+        effect.run(record.makeObserver(), lifetime: record.lifetime)
         runnerGate.store(0)
         runningLink = nil
     }

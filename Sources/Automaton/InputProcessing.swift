@@ -1,3 +1,4 @@
+import Dispatch
 import Signals
 
 /// What an automaton did with one input, for instrumentation: logging, metrics and tracing (see
@@ -67,6 +68,16 @@ final class ProcessingObserver<State: Sendable, Input: Sendable>: Sendable {
     }
 }
 
+/// The clock of `InputProcessing.duration`: the monotonic clock, in nanoseconds, never 0 (0 stands for
+/// "not observed").
+@usableFromInline
+enum ProcessingClock {
+    @usableFromInline
+    static var now: UInt64 {
+        max(DispatchTime.now().uptimeNanoseconds, 1)
+    }
+}
+
 // The processing observers live in the machine, under its lock; the word of `lifetimesLock` (which
 // nothing else uses) counts them, so that the processing role learns with one atomic load, without
 // the lock, that there are none. It is changed only under the machine's lock, with the list.
@@ -109,10 +120,10 @@ extension AutomatonEngine {
     /// by the processing role, with no lock held.
     @usableFromInline @inline(never)
     func announceProcessing(
-        _ reply: Reply<State, Input>, sentBy sender: EffectID?, effect: EffectID?, since start: ContinuousClock.Instant
+        _ reply: Reply<State, Input>, sentBy sender: EffectID?, effect: EffectID?, since start: UInt64
     ) {
         let record = InputProcessing(
-            reply: reply, sentByEffect: sender, effect: effect, duration: ContinuousClock.now - start)
+            reply: reply, sentByEffect: sender, effect: effect, duration: .nanoseconds(ProcessingClock.now &- start))
         // A copy: the observers run after the lock, and one removed meanwhile is let go of when the
         // copy is, here.
         let observers = critical { $0.processingObservers }

@@ -5,11 +5,124 @@
 /// lifetime, with no lock held, in the order it was registered. Cleanup registered after the end runs
 /// at once.
 ///
-/// Get one from a start handler, from `Lifetime.make()`, or as `Lifetime.empty`. The class is `open`
-/// only so that this package's automaton can make an effect's lifetime and its bookkeeping one
-/// object (one allocation less per effect). Its initializers are package-only, so another module may
-/// declare a subclass but can never create one, and every member is `final`.
-open class Lifetime: @unchecked Sendable {
+/// Get one from a start handler, from `Lifetime.make()`, or as `Lifetime.empty`. A `Lifetime` is a
+/// reference: its copies are the same lifetime (and compare equal), and it lives as long as any of
+/// them, or its token, does.
+public struct Lifetime: Sendable, Hashable {
+    /// The lifetime itself.
+    @usableFromInline let storage: _LifetimeStorage
+
+    /// The lifetime of `storage`.
+    @inlinable
+    package init(_ storage: _LifetimeStorage) {
+        self.storage = storage
+    }
+
+    /// A lifetime that ends only when `end()` is called: for package code that owns the lifetime it
+    /// hands out. Two allocations: the lifetime and its lock.
+    @inlinable
+    package init() {
+        storage = _LifetimeStorage()
+    }
+
+    /// Creates a lifetime and the token that ends it: the lifetime ends when the token is disposed or
+    /// released, whichever comes first.
+    public static func make() -> (lifetime: Lifetime, token: Token) {
+        let storage = _LifetimeStorage()
+        return (Lifetime(storage), Token(storage))
+    }
+
+    /// `make()`, for a lifetime guarded by `lock`, which it keeps alive (see
+    /// `_LifetimeStorage.init(retaining:)`).
+    @usableFromInline
+    package static func make(retaining lock: Lock) -> (lifetime: Lifetime, token: Token) {
+        let storage = _LifetimeStorage(retaining: lock)
+        return (Lifetime(storage), Token(storage))
+    }
+
+    /// A lifetime that has already ended.
+    public static var empty: Lifetime {
+        let lifetime = Lifetime()
+        lifetime.end()
+        return lifetime
+    }
+
+    /// Whether the lifetime has ended.
+    @inlinable public var hasEnded: Bool { storage.hasEnded }
+
+    /// Runs `action` when the lifetime ends (at once if it already has).
+    ///
+    /// - Returns: a disposable that unregisters `action`, or `nil` if the lifetime had already ended.
+    @discardableResult
+    public func observeEnded(_ action: @escaping @Sendable () -> Void) -> Disposable? {
+        storage.add(.action(action))
+    }
+
+    /// Disposes `disposable` when `lifetime` ends (at once if it already has).
+    ///
+    /// - Returns: a disposable that unregisters `disposable` without disposing it, or `nil` if there was
+    ///   nothing to register (`disposable` was `nil`, or the lifetime had already ended and `disposable`
+    ///   has been disposed).
+    @discardableResult
+    public static func += (lifetime: Lifetime, disposable: Disposable?) -> Disposable? {
+        guard let disposable else { return nil }
+        return lifetime.storage.add(.disposable(disposable))
+    }
+
+    /// Ends the lifetime (see `_LifetimeStorage.end()`).
+    @inlinable
+    package func end() {
+        storage.end()
+    }
+
+    /// The object the lifetime's lock lives in: for the package's tests, which check with a weak
+    /// reference that a lifetime frees its own lock and never one it shares.
+    package var lockObject: AnyObject { storage.lockObject }
+
+    /// The object behind the lifetime: for the package's tests, which check with a weak reference
+    /// when it is freed.
+    package var storageObject: AnyObject { storage }
+
+    /// Whether two values are the same lifetime.
+    public static func == (lhs: Lifetime, rhs: Lifetime) -> Bool {
+        lhs.storage === rhs.storage
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(storage))
+    }
+
+    /// Ends a `Lifetime` when disposed or released.
+    public final class Token: Disposable {
+        private let storage: _LifetimeStorage
+
+        fileprivate init(_ storage: _LifetimeStorage) {
+            self.storage = storage
+        }
+
+        deinit {
+            storage.end()
+        }
+
+        /// Whether the lifetime has ended.
+        public var isDisposed: Bool { storage.hasEnded }
+
+        /// Ends the lifetime. Idempotent and thread safe.
+        public func dispose() {
+            storage.end()
+        }
+    }
+}
+
+/// The object behind a `Lifetime`: an implementation detail, not API (hence the underscore). Use
+/// `Lifetime`.
+///
+/// It is `open`, and visible, only because this package's automaton makes an effect's lifetime and its
+/// bookkeeping one object (`EffectRecord` is a subclass, in another module of the package: one
+/// allocation less per effect), and the engine's code that uses it is inlinable (specialized in the
+/// caller's module), which SPI does not allow. Its initializers are package-only, so no other module
+/// can create one, and every member is `final`.
+open class _LifetimeStorage: @unchecked Sendable {
     // Safe: `list` is only read or written with the lock of `lockLink` held (`withList`), and what
     // it holds is `Sendable`.
 
@@ -25,8 +138,7 @@ open class Lifetime: @unchecked Sendable {
     /// Whether the lifetime has ended, and the cleanup to run when it does.
     @usableFromInline @exclusivity(unchecked) final var list = CleanupList()
 
-    /// A lifetime that ends only when `end()` is called: for package code that owns the lifetime it
-    /// hands out. Two allocations: the lifetime and its lock.
+    /// A lifetime with a lock of its own: two allocations.
     @inlinable
     package init() {
         lockLink = .passRetained(Lock().storage)
@@ -57,8 +169,7 @@ open class Lifetime: @unchecked Sendable {
         if ownsLock { lockLink.release() }
     }
 
-    /// The object the lifetime's lock lives in: for the package's tests, which check with a weak
-    /// reference that a lifetime frees its own lock and never one it shares.
+    /// See `Lifetime.lockObject`.
     package final var lockObject: AnyObject { lockLink.takeUnretainedValue() }
 
     /// Runs `body` on `list` with the lock held. `body` must call no code outside this file.
@@ -71,50 +182,11 @@ open class Lifetime: @unchecked Sendable {
         }
     }
 
-    /// Creates a lifetime and the token that ends it: the lifetime ends when the token is disposed or
-    /// released, whichever comes first.
-    public static func make() -> (lifetime: Lifetime, token: Token) {
-        let lifetime = Lifetime()
-        return (lifetime, Token(lifetime))
-    }
-
-    /// `make()`, for a lifetime guarded by `lock`, which it keeps alive (see `init(retaining:)`).
-    @usableFromInline
-    package static func make(retaining lock: Lock) -> (lifetime: Lifetime, token: Token) {
-        let lifetime = Lifetime(retaining: lock)
-        return (lifetime, Token(lifetime))
-    }
-
-    /// A lifetime that has already ended.
-    public static var empty: Lifetime {
-        let lifetime = Lifetime()
-        lifetime.end()
-        return lifetime
-    }
-
     /// Whether the lifetime has ended.
-    @inlinable public final var hasEnded: Bool { withList { $0.hasEnded } }
+    @inlinable package final var hasEnded: Bool { withList { $0.hasEnded } }
 
-    /// Runs `action` when the lifetime ends (at once if it already has).
-    ///
-    /// - Returns: a disposable that unregisters `action`, or `nil` if the lifetime had already ended.
-    @discardableResult
-    public final func observeEnded(_ action: @escaping @Sendable () -> Void) -> Disposable? {
-        add(.action(action))
-    }
-
-    /// Disposes `disposable` when `lifetime` ends (at once if it already has).
-    ///
-    /// - Returns: a disposable that unregisters `disposable` without disposing it, or `nil` if there was
-    ///   nothing to register (`disposable` was `nil`, or the lifetime had already ended and `disposable`
-    ///   has been disposed).
-    @discardableResult
-    public static func += (lifetime: Lifetime, disposable: Disposable?) -> Disposable? {
-        guard let disposable else { return nil }
-        return lifetime.add(.disposable(disposable))
-    }
-
-    private func add(_ cleanup: Cleanup) -> Disposable? {
+    /// Registers `cleanup`, or runs it at once if the lifetime has ended.
+    final func add(_ cleanup: Cleanup) -> Disposable? {
         guard let token = withList({ $0.add(cleanup) }) else {
             cleanup.run()
             return nil
@@ -150,34 +222,13 @@ open class Lifetime: @unchecked Sendable {
         }
     }
 
-    /// Ends a `Lifetime` when disposed or released.
-    public final class Token: Disposable {
-        private let lifetime: Lifetime
-
-        fileprivate init(_ lifetime: Lifetime) {
-            self.lifetime = lifetime
-        }
-
-        deinit {
-            lifetime.end()
-        }
-
-        /// Whether the lifetime has ended.
-        public var isDisposed: Bool { lifetime.hasEnded }
-
-        /// Ends the lifetime. Idempotent and thread safe.
-        public func dispose() {
-            lifetime.end()
-        }
-    }
-
     /// Unregisters one cleanup when disposed, without running it. It counts as disposed once its
     /// cleanup is gone, whether it removed it or the lifetime ended.
     private final class Registration: Disposable {
-        private let lifetime: Lifetime
+        private let lifetime: _LifetimeStorage
         private let token: UInt64
 
-        init(lifetime: Lifetime, token: UInt64) {
+        init(lifetime: _LifetimeStorage, token: UInt64) {
             self.lifetime = lifetime
             self.token = token
         }

@@ -100,8 +100,8 @@ struct EffectRunRuleTests {
         "an effect that keeps nothing is freed once cancelled: its record keeps itself only until then",
         arguments: [0, 1, 2])
     func effectThatKeepsNothingIsFreed(ending: Int) {
-        let lifetime = WeakBox<Lifetime>()
-        let effect = SignalProducer<Screen, Never> { _, given in lifetime.object = given }
+        let lifetime = WeakBox<AnyObject>()
+        let effect = SignalProducer<Screen, Never> { _, given in lifetime.object = given.storageObject }
         let (input, inputObserver) = Signal<Screen, Never>.pipe()
         var automaton: Automaton<Int, Screen>? = Automaton<Int, Screen>(
             state: 0, input: input,

@@ -7,7 +7,7 @@ struct LifetimeTests {
     func lockOwnership() {
         weak var ownLock: AnyObject?
         do {
-            let lifetime = Lifetime()
+            let lifetime = _LifetimeStorage()
             ownLock = lifetime.lockObject
             lifetime.end()
             #expect(ownLock != nil, "freed while its lifetime lives")
@@ -17,7 +17,7 @@ struct LifetimeTests {
         var shared: Lock? = Lock()
         weak let sharedLock: AnyObject? = shared?.storageObject
         do {
-            let lifetimes = (0..<3).map { _ in Lifetime(sharing: shared!.unretained) }
+            let lifetimes = (0..<3).map { _ in _LifetimeStorage(sharing: shared!.unretained) }
             lifetimes[0].end()
             #expect(lifetimes.map(\.hasEnded) == [true, false, false])
         }
@@ -31,11 +31,11 @@ struct LifetimeTests {
     /// given back by `end()` after the cleanup, so the lifetime is freed then and never before.
     @Test("A lifetime that keeps itself alive outlives its last reference, and is freed by its end, once")
     func keepAliveUntilEnded() {
-        let weakLifetime = WeakBox<Lifetime>()
+        let weakLifetime = WeakBox<_LifetimeStorage>()
         let log = TestLog<String>()
-        var lifetime: Lifetime? = Lifetime()
+        var lifetime: _LifetimeStorage? = _LifetimeStorage()
         weakLifetime.object = lifetime
-        lifetime?.observeEnded { log.append("cleanup") }
+        lifetime.map(Lifetime.init)?.observeEnded { log.append("cleanup") }
         #expect(lifetime?.keepAliveUntilEnded() == true)
         #expect(lifetime?.keepAliveUntilEnded() == false, "kept once only")
         lifetime = nil
@@ -44,7 +44,7 @@ struct LifetimeTests {
         #expect(log.entries == ["cleanup"])
         #expect(weakLifetime.object == nil, "its end let go of it")
 
-        let ended = Lifetime()
+        let ended = _LifetimeStorage()
         ended.end()
         #expect(!ended.keepAliveUntilEnded(), "an ended lifetime does not keep itself")
     }

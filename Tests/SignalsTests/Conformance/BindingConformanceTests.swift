@@ -10,8 +10,8 @@ struct BindingConformanceTests {
     func passesLifetime() {
         let (lifetime, token) = Lifetime.make()
         let target = BindingTarget<Int>(lifetime: lifetime) { _ in }
-        #expect(target.lifetime === lifetime)
-        #expect(target.bindingTarget.lifetime === lifetime)
+        #expect(target.lifetime == lifetime)
+        #expect(target.bindingTarget.lifetime == lifetime)
         withExtendedLifetime(token) {}
     }
 
