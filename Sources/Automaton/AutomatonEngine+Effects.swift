@@ -16,7 +16,7 @@ extension AutomatonEngine {
     @inlinable @inline(__always)
     func run(_ record: EffectRecord<State, Input>, ifNotCancelled notCancelled: Bool) {
         guard let effect = record.effect.take(), notCancelled else { return }
-        effect.run(record.makeObserver(), lifetime: record.lifetime)
+        effect.run(record.makeObserver(), lifetimeOf: record)
     }
 
     /// Sends `input` as if the running effect `id` had sent it; dropped if it is not tracked, has ended

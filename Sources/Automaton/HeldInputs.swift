@@ -100,7 +100,7 @@ extension AutomatonEngine {
         runningLink = .passUnretained(record)
         runningHasEnded = false
         runnerGate.store(currentThreadIdentity())
-        effect.run(record.makeObserver(), lifetime: record.lifetime)
+        effect.run(record.makeObserver(), lifetimeOf: record)
         runnerGate.store(0)
         runningLink = nil
     }

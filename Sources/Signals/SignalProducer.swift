@@ -208,6 +208,14 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
         callStartHandler(startHandler, observer, lifetime)
     }
 
+    /// `run(_:lifetime:)` for the lifetime of `storage`, made where the handler is called: a
+    /// `Lifetime` made by the caller from an object it only borrows costs a retain and a release (the
+    /// automaton's effect record is such an object: 30 instructions per effect, callgrind W3).
+    @inlinable
+    package func run(_ observer: Observer<Value, Error>, lifetimeOf storage: _LifetimeStorage) {
+        callStartHandler(startHandler, observer, lifetimeOf: storage)
+    }
+
     /// A producer whose runs start this producer and pass its signal through `transform`.
     ///
     /// This is how signal operators become producer operators: disposing the new run disposes the
@@ -308,4 +316,14 @@ func callStartHandler<Value, Error>(
     _ lifetime: Lifetime
 ) {
     handler(observer, lifetime)
+}
+
+/// `callStartHandler(_:_:_:)` with the lifetime of `storage`.
+@usableFromInline @inline(never)
+func callStartHandler<Value, Error>(
+    _ handler: SignalProducer<Value, Error>.StartHandler,
+    _ observer: Observer<Value, Error>,
+    lifetimeOf storage: _LifetimeStorage
+) {
+    handler(observer, Lifetime(storage))
 }
