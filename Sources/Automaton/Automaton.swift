@@ -74,13 +74,14 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// The mapping, for `graph`: the engine drops its own when it terminates.
     @usableFromInline let transition: AutomatonEngine<State, Input>.Transition
     @usableFromInline let inputObservation: Disposable?
-    @usableFromInline let lifetimeToken: Lifetime.Token
+    /// Nothing ends `lifetime` but the engine, after the release's termination (no `Lifetime.Token`: one
+    /// object less per automaton).
     /// `engine.release(endingAfterwards:)`, made in the (inlinable) initializer, so specialized for
     /// the caller's `State` and `Input`: `deinit`, generic code that no caller specializes, calls it.
     /// Unspecialized, the termination looks up generic metadata at almost every step, and an
     /// automaton's release cost 56,000 instructions (callgrind, "million create + input + release",
     /// at af89f07). It captures nothing, so it costs no allocation.
-    @usableFromInline let releaseEngine: @Sendable (AutomatonEngine<State, Input>, Lifetime.Token) -> Void
+    @usableFromInline let releaseEngine: @Sendable (AutomatonEngine<State, Input>, Lifetime) -> Void
 
     /// An automaton without effects, fed by `input` and by `send(_:)`.
     @inlinable
@@ -138,8 +139,8 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
         self.transition = transition
         // Guarded by the lock the engine gives its effects' lifetimes, which it keeps alive: one
         // allocation less than a lock of its own.
-        (self.lifetime, self.lifetimeToken) = Lifetime.make(retaining: engine.lifetimesLock)
-        self.releaseEngine = { engine, token in engine.release(endingAfterwards: token) }
+        self.lifetime = Lifetime(retaining: engine.lifetimesLock)
+        self.releaseEngine = { engine, lifetime in engine.release(endingAfterwards: lifetime) }
         self.state = Property(storage: engine.stateStorage)
         self.replies = engine.replies
         self.effectEvents = engine.effectEvents
@@ -177,7 +178,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     deinit {
         inputObservation?.dispose()
         // The engine ends the lifetime after the termination, which another thread may perform later.
-        releaseEngine(engine, lifetimeToken)
+        releaseEngine(engine, lifetime)
     }
 
     /// Sends an outside input, exactly as if it came through `input`.

@@ -125,10 +125,10 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var pendingTermination: (Termination, CancelledEffects<State, Input>)?
     /// Whether the termination has been performed (by whichever thread held the processing role).
     @usableFromInline var hasPerformedTermination = false
-    /// The released automaton's lifetime token, disposed once the termination has been performed, so
+    /// The released automaton's lifetime, ended once the termination has been performed, so
     /// that the automaton's `lifetime` ends last even when another thread performs the termination
     /// later (see `AutomatonEngine.release(endingAfterwards:)`).
-    @usableFromInline var lifetimeToken: Lifetime.Token?
+    @usableFromInline var releasedLifetime: Lifetime?
     @usableFromInline var nextEffectID: EffectID = 0
     /// Effects that have neither ended nor been cancelled, those waiting for their key included.
     @usableFromInline var runningEffects = 0

@@ -67,22 +67,22 @@ extension EngineStateMachine {
     }
 
     /// Records that the termination has been performed, and gives up the processing role, leaving the
-    /// fast path blocked for good. Returns the released automaton's lifetime token, if it was given
-    /// already, for the caller to dispose with the lock released.
+    /// fast path blocked for good. Returns the released automaton's lifetime, if it was given
+    /// already, for the caller to end with the lock released.
     @inlinable
-    mutating func finishTermination() -> Lifetime.Token? {
+    mutating func finishTermination() -> Lifetime? {
         hasPerformedTermination = true
         gate.store(ProcessingGate.blocked)
-        defer { lifetimeToken = nil }
-        return lifetimeToken
+        defer { releasedLifetime = nil }
+        return releasedLifetime
     }
 
-    /// Keeps `token` for the thread that performs the termination, or returns it to be disposed now if
+    /// Keeps `lifetime` for the thread that performs the termination, or returns it to be ended now if
     /// the termination has been performed already (the input signal was interrupted before).
     @inlinable
-    mutating func keepUntilTerminated(_ token: Lifetime.Token) -> Lifetime.Token? {
-        if hasPerformedTermination { return token }
-        lifetimeToken = token
+    mutating func keepUntilTerminated(_ lifetime: Lifetime) -> Lifetime? {
+        if hasPerformedTermination { return lifetime }
+        releasedLifetime = lifetime
         return nil
     }
 }
@@ -103,12 +103,12 @@ extension AutomatonEngine {
     }
 
     /// The automaton was released: replies complete, then effects are disposed, then state completes,
-    /// then `token` is disposed (ending the automaton's `lifetime`): here, or, if another thread is
+    /// then `lifetime` (the automaton's) is ended: here, or, if another thread is
     /// processing, by that thread once it has performed the termination.
     @inlinable
-    func release(endingAfterwards token: Lifetime.Token) {
-        if let token = critical({ $0.keepUntilTerminated(token) }) {
-            token.dispose()  // the input was interrupted, and that termination is done
+    func release(endingAfterwards lifetime: Lifetime) {
+        if let lifetime = critical({ $0.keepUntilTerminated(lifetime) }) {
+            lifetime.end()  // the input was interrupted, and that termination is done
             return
         }
         terminate(.released)
@@ -127,7 +127,7 @@ extension AutomatonEngine {
     /// the released automaton's lifetime, if it was released.
     @inlinable
     func finishTermination() {
-        critical { $0.finishTermination() }?.dispose()
+        critical { $0.finishTermination() }?.end()
     }
 
     /// Ends the signals and disposes the effects, in the order `termination` prescribes. Run by the

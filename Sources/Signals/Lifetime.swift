@@ -25,6 +25,14 @@ public struct Lifetime: Sendable, Hashable {
         storage = _LifetimeStorage()
     }
 
+    /// A lifetime guarded by `lock`, which it keeps alive (see `_LifetimeStorage.init(retaining:)`),
+    /// and ended only by `end()`: for package code that owns it (the automaton's engine ends the
+    /// automaton's).
+    @inlinable
+    package init(retaining lock: Lock) {
+        storage = _LifetimeStorage(retaining: lock)
+    }
+
     /// Creates a lifetime and the token that ends it: the lifetime ends when the token is disposed or
     /// released, whichever comes first.
     public static func make() -> (lifetime: Lifetime, token: Token) {
