@@ -59,10 +59,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// `f06f5f4`).
     @usableFromInline @exclusivity(unchecked) var mapping: Unmanaged<TransitionBox<State, Input>>
     @usableFromInline let machine: Locked<EngineStateMachine<State, Input>>
+    /// The engine's four atomic words, in one allocation: `gate`, `eventGate`, `runnerGate` and
+    /// `heldGate` are its words, unowned (this field keeps them alive; the state machine, which
+    /// holds copies of three, lives in `machine`, which this engine owns).
+    @usableFromInline let words: AtomicWordGroup
     /// The gate word (see `ProcessingGate`).
-    @usableFromInline let gate: AtomicWord
+    @usableFromInline let gate: UnownedAtomicWord
     /// The effect-event word (see `EffectEventGate`).
-    @usableFromInline let eventGate: AtomicWord
+    @usableFromInline let eventGate: UnownedAtomicWord
     /// The lock every effect's lifetime shares (see `Lifetime.init(sharing:)`): an effect's start then
     /// allocates one object less.
     @usableFromInline let lifetimesLock = Lock()
@@ -95,10 +99,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// The identity of the thread running the start handler of an effect it has just
     /// committed (`startCommitted(_:)`, holding the processing role), or 0. Only that thread finds its
     /// own identity there, so an effect's observer called on any other thread takes the usual path.
-    @usableFromInline let runnerGate: AtomicWord
+    @usableFromInline let runnerGate: UnownedAtomicWord
     /// The address of the record of the effect whose value is held, or 0 (see `HeldInputs.swift`). Written
     /// by the processing role; read under the lock by whoever may forget that effect.
-    @usableFromInline let heldGate: AtomicWord
+    @usableFromInline let heldGate: UnownedAtomicWord
     /// The effect whose start handler the processing role is running (see `runnerGate`). Owned by the
     /// processing role; unretained (its observer, alive for the whole call, holds it).
     @usableFromInline @exclusivity(unchecked) var runningLink: Unmanaged<EffectRecord<State, Input>>?
@@ -134,13 +138,15 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         )
         self.mapping = .passRetained(TransitionBox(mapping))
         self.state = state
-        let gate = AtomicWord()
-        let eventGate = AtomicWord()
-        let heldGate = AtomicWord()
+        let words = AtomicWordGroup.make(count: 4)
+        let gate = words.word(0)
+        let eventGate = words.word(1)
+        let heldGate = words.word(2)
+        self.words = words
         self.gate = gate
         self.eventGate = eventGate
         self.heldGate = heldGate
-        runnerGate = AtomicWord()
+        runnerGate = words.word(3)
         unretainedLifetimesLock = lifetimesLock.unretained
         effectEvents = Signal<EffectEvent<Input>, Never>()
         effectEventsCore = effectEvents.core

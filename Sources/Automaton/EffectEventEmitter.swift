@@ -43,7 +43,7 @@ enum EffectEventGate {
     /// sends, so once the word reads 0 the observer list read next is at least as recent as the one
     /// its last send saw.
     @inlinable @inline(__always)
-    static func reachesNobody<Input>(gate: AtomicWord, events: SignalCore<EffectEvent<Input>, Never>) -> Bool {
+    static func reachesNobody<Input>(gate: UnownedAtomicWord, events: SignalCore<EffectEvent<Input>, Never>) -> Bool {
         gate.load() == 0 && events.isUnobserved
     }
 }

@@ -113,7 +113,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var phase = Phase.active
     @usableFromInline var queue = FIFOQueue<PendingInput<State, Input>>()
     /// The gate word: see `ProcessingGate`. Shared with the engine.
-    @usableFromInline let gate: AtomicWord
+    @usableFromInline let gate: UnownedAtomicWord
     /// Every tracked effect, in the order of their identifiers.
     @usableFromInline var tracked = TrackedEffects<State, Input>()
     /// Under `.latest`, the effect started by the latest successful outside input, or the effect that
@@ -156,13 +156,13 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// they were decided; that thread sends them (see `EffectEventGate`).
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
     /// The effect-event word: see `EffectEventGate`. Shared with the engine.
-    @usableFromInline let eventGate: AtomicWord
+    @usableFromInline let eventGate: UnownedAtomicWord
     /// The core behind `effectEvents`, only to learn whether an event would reach nobody
     /// (`EffectEventGate.reachesNobody(gate:events:)`).
     @usableFromInline let effectEvents: SignalCore<EffectEvent<Input>, Never>
     /// The held word: the address of the record of the effect whose value the processing role holds,
     /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Shared with the engine.
-    @usableFromInline let heldGate: AtomicWord
+    @usableFromInline let heldGate: UnownedAtomicWord
     /// The processing observers (see `Automaton.observeProcessing(_:)`), counted by the word of the
     /// engine's `lifetimesLock`, which changes with this list, under this lock.
     @usableFromInline var processingObservers: [ProcessingObserver<State, Input>] = []
@@ -176,7 +176,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     @inlinable
     init(
-        isLatest: Bool, gate: AtomicWord, eventGate: AtomicWord, heldGate: AtomicWord,
+        isLatest: Bool, gate: UnownedAtomicWord, eventGate: UnownedAtomicWord, heldGate: UnownedAtomicWord,
         effectEvents: SignalCore<EffectEvent<Input>, Never>
     ) {
         self.isLatest = isLatest

@@ -8,8 +8,9 @@ import SignalsAtomics
 /// `Synchronization.Atomic` needs macOS 15 and iOS 18; the package supports older systems), inlined
 /// into the caller, so each costs what the bare instruction does, and the thread sanitizer sees it.
 @usableFromInline
-package struct AtomicWord: @unchecked Sendable {
-    // Safe: the word is only read and written through the atomic operations below.
+package struct AtomicWord: AtomicWordOperations, @unchecked Sendable {
+    // Safe: the word is only read and written through the atomic operations of
+    // `AtomicWordOperations`.
     @usableFromInline let storage: AtomicWordStorage
 
     /// A word holding 0.
@@ -18,23 +19,39 @@ package struct AtomicWord: @unchecked Sendable {
         storage = AtomicWordStorage.make()
     }
 
+    @inlinable @inline(__always)
+    package func withWordAddress<Result>(_ body: (UnsafeMutablePointer<UInt>) -> Result) -> Result {
+        storage.withUnsafeMutablePointerToHeader(body)
+    }
+}
+
+/// What can be done to an atomic word, wherever it lives: its own allocation (`AtomicWord`) or a
+/// group's (`UnownedAtomicWord`). Every operation goes through the word's address, with the C11
+/// operations of `SignalsAtomics.h`.
+@usableFromInline
+package protocol AtomicWordOperations {
+    /// Calls `body` with the word's address, which stays valid while `body` runs.
+    func withWordAddress<Result>(_ body: (UnsafeMutablePointer<UInt>) -> Result) -> Result
+}
+
+extension AtomicWordOperations {
     /// The word's value (acquire).
     @inlinable @inline(__always)
     package func load() -> UInt {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_load($0) }
+        withWordAddress { signals_atomic_load($0) }
     }
 
     /// Sets the word (release).
     @inlinable @inline(__always)
     package func store(_ value: UInt) {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_store($0, value) }
+        withWordAddress { signals_atomic_store($0, value) }
     }
 
     /// The word's value, read in the single total order of sequentially consistent operations (for a
     /// handshake between two words: see `storeSequentially(_:)`).
     @inlinable @inline(__always)
     package func loadSequentially() -> UInt {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_load_sequential($0) }
+        withWordAddress { signals_atomic_load_sequential($0) }
     }
 
     /// Sets the word, in the single total order of sequentially consistent operations: a later
@@ -43,20 +60,20 @@ package struct AtomicWord: @unchecked Sendable {
     /// at least one of them sees the other's write.
     @inlinable @inline(__always)
     package func storeSequentially(_ value: UInt) {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_store_sequential($0, value) }
+        withWordAddress { signals_atomic_store_sequential($0, value) }
     }
 
     /// Sets `bits` in the word, in the single total order of sequentially consistent operations (see
     /// `storeSequentially(_:)`).
     @inlinable @inline(__always)
     package func setBitsSequentially(_ bits: UInt) {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_or_sequential($0, bits) }
+        withWordAddress { signals_atomic_or_sequential($0, bits) }
     }
 
     /// Replaces the word with `desired` if it is `expected` (acquire-release); returns whether it did.
     @inlinable @inline(__always)
     package func compareExchange(expected: UInt, desired: UInt) -> Bool {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_compare_exchange($0, expected, desired) }
+        withWordAddress { signals_atomic_compare_exchange($0, expected, desired) }
     }
 
     /// Sets `bits` in the word, whatever else changes it meanwhile.
@@ -80,6 +97,55 @@ package struct AtomicWord: @unchecked Sendable {
                 return true
             }
         }
+    }
+}
+
+/// Several atomic words in one allocation: an object that needs a few words (the automaton's engine
+/// has four) pays one allocation for them, and reaches each through an `UnownedAtomicWord`.
+@usableFromInline
+package final class AtomicWordGroup: ManagedBuffer<Int, UInt> {
+    /// A group of `count` words, each holding 0.
+    @inlinable
+    package static func make(count: Int) -> AtomicWordGroup {
+        let buffer = create(minimumCapacity: count) { _ in count }
+        buffer.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: count) }
+        return unsafeDowncast(buffer, to: AtomicWordGroup.self)
+    }
+
+    deinit {
+        withUnsafeMutablePointers { count, words in _ = words.deinitialize(count: count.pointee) }
+    }
+
+    /// The word at `index`, which the caller may use only while it keeps this group alive.
+    @inlinable
+    package func word(_ index: Int) -> UnownedAtomicWord {
+        precondition(index >= 0 && index < header, "Internal inconsistency: word \(index) of a group of \(header)")
+        return withUnsafeMutablePointerToElements { UnownedAtomicWord(address: $0 + index) }
+    }
+}
+
+/// One word of an `AtomicWordGroup`, by its address: no reference, so no reference counting and no
+/// more room than a pointer.
+///
+/// Unowned. Invariant: whoever holds one keeps its group alive for as long as it uses it (the
+/// automaton's engine holds its group and its words as fields, and hands the words only to its
+/// state machine, which lives in the engine's own lock storage and dies with it). A word used after
+/// its group was freed is a use-after-free, which the address sanitizer job of `.ci/run` reports in
+/// any test that creates and releases automata (every test of the engine does).
+@usableFromInline
+package struct UnownedAtomicWord: AtomicWordOperations, @unchecked Sendable {
+    // Safe: the word is only read and written through the atomic operations of
+    // `AtomicWordOperations`; its lifetime is its group's (see above).
+    @usableFromInline let address: UnsafeMutablePointer<UInt>
+
+    @inlinable
+    init(address: UnsafeMutablePointer<UInt>) {
+        self.address = address
+    }
+
+    @inlinable @inline(__always)
+    package func withWordAddress<Result>(_ body: (UnsafeMutablePointer<UInt>) -> Result) -> Result {
+        body(address)
     }
 }
 
