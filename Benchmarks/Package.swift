@@ -45,6 +45,9 @@ let package = Package(
     dependencies: [
         .package(name: "Automaton", path: ".."),
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),
+        // The server integrations, for what attaching each costs per input (the `integrations` group).
+        .package(name: "AutomatonIntegrations", path: "../Integrations"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
         // Counts heap allocations by defining malloc & co. in the executable (Linux/glibc only; elsewhere
@@ -60,6 +63,8 @@ let package = Package(
                 .product(name: "Signals", package: "Automaton"),
                 .product(name: "Automaton", package: "Automaton"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "AutomatonTracing", package: "AutomatonIntegrations"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: (automatonEngine ? [.define("AUTOMATON_ENGINE")] : [])
                 + (automatonDSL ? [.define("AUTOMATON_DSL")] : [])

@@ -174,6 +174,9 @@ func runSuite(_ options: Options) throws {
             notes += million.notes
             barsMissed += million.barsMissed
         }
+        if options.selects("integrations") {
+            notes += try runIntegrations(options)
+        }
     #endif
 
     if options.selects("w1") {
