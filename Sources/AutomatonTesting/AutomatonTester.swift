@@ -161,27 +161,9 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
     /// A line-by-line comparison: `  ` for a step in both, `−` expected but missing, `+` happened but
     /// not expected.
     static func difference(expected: [Step<State, Input>], actual: [Step<State, Input>], comment: String?) -> String {
-        var lines = [comment ?? "the automaton did something else than expected", "(− expected, + actual)"]
-        var expectedIndex = 0
-        var actualIndex = 0
-        while expectedIndex < expected.count || actualIndex < actual.count {
-            if expectedIndex < expected.count, actualIndex < actual.count,
-                expected[expectedIndex] == actual[actualIndex]
-            {
-                lines.append("  \(actual[actualIndex])")
-                expectedIndex += 1
-                actualIndex += 1
-            } else if expectedIndex < expected.count,
-                !actual[actualIndex...].contains(expected[expectedIndex])
-            {
-                lines.append("− \(expected[expectedIndex])")
-                expectedIndex += 1
-            } else {
-                lines.append("+ \(actual[actualIndex])")
-                actualIndex += 1
-            }
-        }
-        return lines.joined(separator: "\n")
+        lineDifference(
+            expected: expected, actual: actual, header: comment ?? "the automaton did something else than expected",
+            describe: \.description)
     }
 }
 

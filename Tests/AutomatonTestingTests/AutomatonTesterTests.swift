@@ -325,4 +325,82 @@ struct TestRecorderTests {
             ])
         #expect(scheduler.pendingActionCount == 0)
     }
+
+    @Test("expect checks the events since the last assertion, in order; expectNothingMore that none came")
+    func expectPasses() {
+        let scheduler = TestScheduler()
+        let recorder = TestRecorder(
+            starting: SignalProducer<Int, Never>(values: 1, 2).concat(
+                SignalProducer(value: 3).delay(.seconds(1), on: scheduler)),
+            scheduler: scheduler)
+        #expect(recorder.expect([.value(1), .value(2)]))
+        #expect(recorder.expectNothingMore())
+        scheduler.run()
+        #expect(
+            recorder.expect(timed: [
+                RecordedEvent(.value(3), at: .seconds(1)), RecordedEvent(.completed, at: .seconds(1)),
+            ]))
+        #expect(recorder.expectNothingMore())
+        #expect(recorder.failures == [])
+        #expect(recorder.events == [.value(1), .value(2), .value(3), .completed], "assertions forget nothing")
+    }
+
+    @Test("a wrong, missing or extra event fails expect, with a line-by-line comparison, and it starts afresh")
+    func expectFails() {
+        let (signal, input) = Signal<Int, Never>.pipe()
+        let recorder = TestRecorder(signal)
+        input.send(value: 1)
+        input.send(value: 3)
+        let expectLine = #line + 2
+        withKnownIssue {
+            #expect(!recorder.expect([.value(1), .value(2)]))
+        } matching: { issue in
+            issue.sourceLocation?.fileID == #fileID && issue.sourceLocation?.line == expectLine
+        }
+        input.send(value: 4)
+        input.sendCompleted()
+        withKnownIssue {
+            recorder.expectNothingMore()
+        }
+        #expect(recorder.expectNothingMore(), "a failed assertion also covers what it saw")
+        #expect(
+            recorder.failures == [
+                """
+                the stream sent something else than expected
+                (− expected, + actual)
+                  value(1)
+                − value(2)
+                + value(3)
+                """,
+                """
+                the stream sent events after the last expectation
+                (− expected, + actual)
+                + value(4)
+                + completed
+                """,
+            ])
+    }
+
+    @Test("expect(timed:) fails when an event came at another time")
+    func expectTimedFails() {
+        let scheduler = TestScheduler()
+        let recorder = TestRecorder(
+            starting: SignalProducer<Int, Never>(value: 1).delay(.seconds(2), on: scheduler), scheduler: scheduler)
+        scheduler.run()
+        withKnownIssue {
+            recorder.expect(
+                timed: [RecordedEvent(.value(1), at: .seconds(1)), RecordedEvent(.completed, at: .seconds(2))],
+                "the value is late")
+        }
+        #expect(
+            recorder.failures == [
+                """
+                the value is late
+                (− expected, + actual)
+                − value(1) @ 1.0 seconds
+                + value(1) @ 2.0 seconds
+                  completed @ 2.0 seconds
+                """
+            ])
+    }
 }
