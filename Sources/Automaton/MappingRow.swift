@@ -372,7 +372,8 @@ public func | <State: Sendable, Input: Sendable>(
 /// The row, with an effect written as a closure that receives `send` (the Stated style). `effect` is
 /// called once per transition the row makes, after the transition, on the processing thread; it may
 /// call `send` at once or later, from any thread. The effect lives as long as `send` does (see
-/// `|(_:_:)` for mappings).
+/// `|(_:_:)` for mappings). To key it, write `.keyed(key, policy) { send in ... }` instead (see
+/// `SignalProducer.keyed(_:_:_:)`).
 @inlinable
 public func | <State: Sendable, Input: Sendable>(
     row: MappingRow<State, Input>,
