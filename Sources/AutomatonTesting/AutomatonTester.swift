@@ -48,6 +48,8 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
 
     private let recorded = Locked<[Step<State, Input>]>([])
     private let reported = Locked<[String]>([])
+    /// Every effect started so far, asserted or not, in order: the input that started it, and its number.
+    private let started = Locked<[(input: Input, id: UInt64)]>([])
 
     /// A tester of `automaton`, whose effects run on `scheduler`. It records from now on.
     public init(_ automaton: Automaton<State, Input>, scheduler: TestScheduler = TestScheduler()) {
@@ -56,7 +58,10 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
         automaton.replies.observeValues { [recorded] reply in
             recorded.withCriticalRegion { $0.append(.reply(reply)) }
         }
-        automaton.effectEvents.observeValues { [recorded] event in
+        automaton.effectEvents.observeValues { [recorded, started] event in
+            if case let .started(input) = event.kind {
+                started.withCriticalRegion { $0.append((input, event.id)) }
+            }
             recorded.withCriticalRegion { $0.append(Step(event)) }
         }
     }
@@ -72,6 +77,16 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
     /// processed at that effect's level of the `.latest` tree. It is dropped, silently, if that effect
     /// has ended, was cancelled, waits for its key (`.queue`: it has not started) or never existed: no
     /// issue is recorded then, but the reply a test expected is missing at its next `expect`.
+    ///
+    /// Take the number from the tester rather than working it out: `effectID(startedBy:)`, or the
+    /// `effectID` of a recorded step in `pending`.
+    ///
+    /// ```swift
+    /// tester.send(.start)
+    /// tester.expect([.success(.start, 0, 0), .started(by: .start)])
+    /// let poller = try #require(tester.effectID(startedBy: .start))
+    /// tester.send(.tick, asIfFromEffect: poller)  // at the poller's level of the tree
+    /// ```
     public func send(_ input: Input, asIfFromEffect effectID: UInt64) {
         automaton.send(input, asIfFromEffect: effectID)
     }
@@ -99,9 +114,20 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
         scheduler.run()
     }
 
+    /// The number of the effect `input` started last (`EffectEvent.id`), asserted or not, for
+    /// `send(_:asIfFromEffect:)`; `nil` if `input` has started no effect since the tester was made.
+    /// An effect that waited for its key (`.queue`) counts from its start; one that was dropped or
+    /// cancelled before it started does not count. The effect may have ended since.
+    public func effectID(startedBy input: Input) -> UInt64? {
+        // Copied out first: `Input`'s `==` is user code, never called with a lock held.
+        let started = started.withCriticalRegion { $0 }
+        return started.last { $0.input == input }?.id
+    }
+
     // MARK: Asserting
 
-    /// What has happened since the last assertion, unasserted.
+    /// What has happened since the last assertion, unasserted. Each effect step carries its effect's
+    /// number, `effectID`.
     public var pending: [Step<State, Input>] {
         recorded.withCriticalRegion { $0 }
     }
@@ -170,7 +196,9 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
 /// One thing an automaton did: a reply, or an effect's start, end or cancellation.
 ///
 /// Effect steps name what happened and the effect's key, not its number, so a test reads as the
-/// story of the machine.
+/// story of the machine: two steps are equal when they say the same thing, whatever their
+/// `effectID`. A step the tester recorded from an effect event still carries the effect's number, in
+/// `effectID`, for `AutomatonTester.send(_:asIfFromEffect:)`.
 public struct Step<State: Sendable & Equatable, Input: Sendable & Equatable>: Sendable, Equatable,
     CustomStringConvertible
 {
@@ -182,13 +210,28 @@ public struct Step<State: Sendable & Equatable, Input: Sendable & Equatable>: Se
 
     let kind: Kind
 
+    /// The number of the effect this step happened to (`EffectEvent.id`), when the tester recorded
+    /// it from an effect event: the number `AutomatonTester.send(_:asIfFromEffect:)` takes. `nil` for
+    /// a reply, and for a step made to be expected (`.started(by:)`, ...), which names no number.
+    /// Equality ignores it.
+    public let effectID: UInt64?
+
     init(_ kind: Kind) {
         self.kind = kind
+        effectID = nil
     }
 
     init(_ event: EffectEvent<Input>) {
         kind = .effect(event.kind, key: event.key)
+        effectID = event.id
     }
+
+    /// Whether the two steps say the same thing: the same reply, or the same event of an effect with
+    /// the same key. Their `effectID`s are not compared.
+    public static func == (lhs: Step, rhs: Step) -> Bool {
+        lhs.kind == rhs.kind
+    }
+
 
     /// A reply.
     public static func reply(_ reply: Reply<State, Input>) -> Step { Step(.reply(reply)) }

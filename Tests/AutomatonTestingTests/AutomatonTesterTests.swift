@@ -263,6 +263,50 @@ struct AutomatonTesterTests {
         #expect(tester.failures == [])
     }
 
+    @Test("a started effect's number is reachable: effectID(startedBy:), and the recorded steps' effectID")
+    func effectIDs() throws {
+        let scheduler = TestScheduler()
+        let tester = AutomatonTester(makePoller(scheduler: scheduler), scheduler: scheduler)
+        tester.send(.tick)  // effect 0
+        tester.send(.start)  // replaces effect 0; effect 1
+        #expect(tester.pending.map(\.effectID) == [nil, 0, 0, nil, 1])
+        #expect(tester.pending.last == .started(by: .start), "equality ignores the number")
+        #expect(tester.effectID(startedBy: .tick) == 0)
+        #expect(tester.effectID(startedBy: .start) == 1)
+        tester.expect([
+            .success(.tick, 0, 1),
+            .started(by: .tick),
+            .cancelled(.replaced(by: .start)),
+            .success(.start, 1, 1),
+            .started(by: .start),
+        ])
+        #expect(tester.effectID(startedBy: .start) == 1, "asserted steps keep their numbers here")
+
+        let poller = try #require(tester.effectID(startedBy: .start))
+        tester.send(.tick, asIfFromEffect: poller)
+        tester.send(.tick, asIfFromEffect: poller)
+        #expect(tester.pending.map(\.effectID) == [nil, 2, 2, nil, 3])
+        #expect(tester.effectID(startedBy: .tick) == 3, "the last effect the input started")
+        tester.expect([
+            .success(.tick, 1, 2),
+            .started(by: .tick),
+            .cancelled(.replaced(by: .tick)),
+            .success(.tick, 2, 3),
+            .started(by: .tick),
+        ])
+        tester.send(.tick)  // from outside: replaces the poller and what it started
+        tester.advance(by: .seconds(1))
+        tester.expect([
+            .cancelled(.replaced(by: .tick)),
+            .cancelled(.replaced(by: .tick)),
+            .success(.tick, 3, 4),
+            .started(by: .tick),
+            .ended(),
+        ])
+        #expect(tester.finish())
+        #expect(AutomatonTester(makePoller(scheduler: scheduler)).effectID(startedBy: .start) == nil)
+    }
+
     @Test("a failed expect or finish is reported at the caller's file and line")
     func failureSourceLocation() {
         let tester = AutomatonTester(makeConnectionManager(scheduler: TestScheduler()))
