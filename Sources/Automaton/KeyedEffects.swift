@@ -234,6 +234,32 @@ extension SignalProducer where Error == Never {
         attaching(EffectDirectiveBox(.keyed(EffectKey(key), policy)))
     }
 
+    /// A `{ send in ... }` effect, keyed: the closure effect of a row (`| { send in ... }`), governed
+    /// by `key` and `policy` as `keyed(_:_:)` governs a producer.
+    ///
+    /// ```swift
+    /// .connect | .disconnected => .connecting | .keyed(ConnectionKey.attempt) { send in
+    ///     api.connect { ok in send(ok ? .connected : .failed) }
+    /// }
+    /// .disconnect | any => .disconnected | .cancel(ConnectionKey.attempt)
+    /// ```
+    ///
+    /// `body` runs as an un-keyed closure effect's does: once per start, after the transition, on the
+    /// processing thread (under `.queue`, when its turn comes, on the thread where its predecessor
+    /// ended; under `.first`, never if it is dropped), and the effect lives as long as its `send`: it
+    /// has ended when `body` returns if `body` kept no `send`, and otherwise when the last copy of
+    /// `send` is released. The key decides the rest as for any keyed effect: a newer `.latest` effect
+    /// of the key or a `.cancel(key)` row cancels it, an unrelated input never does, and once it is
+    /// cancelled, `send` does nothing.
+    @inlinable
+    public static func keyed<Key: Hashable & Sendable>(
+        _ key: Key,
+        _ policy: EffectPolicy = .latest,
+        _ body: @escaping @Sendable (_ send: @escaping @Sendable (Value) -> Void) -> Void
+    ) -> SignalProducer {
+        closureEffect(body).keyed(key, policy)
+    }
+
     /// An effect that starts nothing and cancels every running or waiting effect of each of `keys`,
     /// before the new state and reply are emitted. A row that cancels:
     ///

@@ -115,7 +115,8 @@ public func | <State: Sendable, Input: Sendable>(
 /// `send` is this effect's own input: under `.latest` it replaces what this effect started, never the
 /// effect itself, and the effects it starts are this effect's children. An ended effect is
 /// forgotten, with everything its closure captured, and counts no more towards completing `replies`
-/// after the input completes. Keep `send` no longer than the effect should run.
+/// after the input completes. Keep `send` no longer than the effect should run. To key it, write
+/// `.keyed(key, policy) { send in ... }` instead (see `SignalProducer.keyed(_:_:_:)`).
 @inlinable
 public func | <State: Sendable, Input: Sendable>(
     mapping: @escaping Automaton<State, Input>.Mapping,

@@ -343,17 +343,90 @@ public func | <State: Sendable, Input: Sendable>(
 /// A table row for every input of the case `inputCase` reads (`\.opened`), computing the next state
 /// from the current state and the input's associated value; `nil` means the row does not apply (a
 /// guard): `\.opened | { state, session in state.isConnecting ? .connected(session) : nil }`.
-@inlinable
+///
+/// (Disfavored: where an effect closure follows, `| { state, session in ... }`, the row is a
+/// `MappingCaseRow`, so that the closure receives the associated value too.)
+@inlinable @_disfavoredOverload
 public func | <State: Sendable, Input: Sendable, InputValue>(
     inputCase: KeyPath<Input, InputValue?> & Sendable,
     nextState: @escaping @Sendable (State, InputValue) -> State?
 ) -> MappingRow<State, Input> {
-    MappingRow(
+    MappingCaseRow(inputCase: inputCase, nextState: nextState).row
+}
+
+// MARK: - case row | effect: the effect receives the associated value
+
+/// A row for the inputs of one case, read through a key path to an optional (`\.opened`), as it is
+/// before an effect computed from its associated value: `\.opened | { state, session in ... }` followed
+/// by `| { state, session in effect }`. Followed by that effect, it is a `MappingRow`, and the
+/// associated value is read once per input, for both closures.
+///
+/// A table row needs no name for it: without an effect closure, `\.opened | { ... }` is a
+/// `MappingRow` at once, and so is `\.opened | { ... } | producer`. Its closures are called as a
+/// row's are: on the processing thread, with no lock held, the effect closure only when the row
+/// applies. (For compatibility, an effect closure whose body only type-checks with the whole input,
+/// `{ _, input in ... input.session ... }`, still receives the input, through the `MappingRow` form.)
+public struct MappingCaseRow<State: Sendable, Input: Sendable, Payload>: Sendable {
+    /// The case: the associated value of an input of that case, `nil` for any other input.
+    @usableFromInline let inputCase: KeyPath<Input, Payload?> & Sendable
+    /// The next state from the current state and the associated value; `nil` declines.
+    @usableFromInline let nextState: @Sendable (State, Payload) -> State?
+
+    @inlinable
+    init(inputCase: KeyPath<Input, Payload?> & Sendable, nextState: @escaping @Sendable (State, Payload) -> State?) {
+        self.inputCase = inputCase
+        self.nextState = nextState
+    }
+
+    /// The row without an effect.
+    @inlinable
+    var row: MappingRow<State, Input> {
+        let inputCase = inputCase
+        let nextState = nextState
+        return MappingRow(
+            matchesInput: nil,
+            matchesState: nil,
+            outcome: .computed { state, input in
+                guard let value = input[keyPath: inputCase], let toState = nextState(state, value) else { return nil }
+                return (toState, nil)
+            }
+        )
+    }
+}
+
+/// A row for every input of the case `inputCase` reads (`\.opened`), computing the next state from
+/// the current state and the input's associated value, before the effect that follows it:
+/// `\.opened | { state, session in ... } | { state, session in effect }` (see `MappingCaseRow`).
+@inlinable
+public func | <State: Sendable, Input: Sendable, Payload>(
+    inputCase: KeyPath<Input, Payload?> & Sendable,
+    nextState: @escaping @Sendable (State, Payload) -> State?
+) -> MappingCaseRow<State, Input, Payload> {
+    MappingCaseRow(inputCase: inputCase, nextState: nextState)
+}
+
+/// The case row, starting the effect `effect` computes from the from-state and the input's
+/// associated value, the value the row's case path read (not the whole input):
+/// `\.fetch | { _, id in .loading(id) } | { _, id in api.fetch(id) }`; `.empty` for none.
+///
+/// The associated value is read once per input. `effect` is called as part of the mapping, once when
+/// the row applies (after its next-state closure accepted the input), on the processing thread,
+/// with no lock held: it should only build the producer, which is started after the transition,
+/// exactly once.
+@inlinable
+public func | <State: Sendable, Input: Sendable, Payload>(
+    row: MappingCaseRow<State, Input, Payload>,
+    effect: @escaping @Sendable (State, Payload) -> SignalProducer<Input, Never>
+) -> MappingRow<State, Input> {
+    let inputCase = row.inputCase
+    let nextState = row.nextState
+    return MappingRow(
         matchesInput: nil,
         matchesState: nil,
         outcome: .computed { state, input in
             guard let value = input[keyPath: inputCase], let toState = nextState(state, value) else { return nil }
-            return (toState, nil)
+            let producer = effect(state, value)
+            return (toState, producer.startsNothing ? nil : producer)
         }
     )
 }
@@ -372,7 +445,8 @@ public func | <State: Sendable, Input: Sendable>(
 /// The row, with an effect written as a closure that receives `send` (the Stated style). `effect` is
 /// called once per transition the row makes, after the transition, on the processing thread; it may
 /// call `send` at once or later, from any thread. The effect lives as long as `send` does (see
-/// `|(_:_:)` for mappings).
+/// `|(_:_:)` for mappings). To key it, write `.keyed(key, policy) { send in ... }` instead (see
+/// `SignalProducer.keyed(_:_:_:)`).
 @inlinable
 public func | <State: Sendable, Input: Sendable>(
     row: MappingRow<State, Input>,

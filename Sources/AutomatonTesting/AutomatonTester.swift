@@ -38,25 +38,49 @@ import Testing
 /// is dropped and the test passes, whatever `SWIFT_TESTING_XCTEST_INTEROP_MODE` says; only a
 /// toolchain whose XCTest interoperates with Swift Testing reports it as an XCTest failure.
 ///
-/// Thread safety: the tester records from any thread; drive it (send, advance, assert) from one
-/// thread at a time, as a test does.
+/// The tester holds its automaton until `release()`, which lets go of it so that a test can assert
+/// what the automaton's release does (its running effects are cancelled, `cancelled(.released)`).
+///
+/// Thread safety: the tester records from any thread; drive it (send, advance, assert, release) from
+/// one thread at a time, as a test does.
 public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable & Equatable>: Sendable {
     /// The automaton under test.
-    public let automaton: Automaton<State, Input>
+    ///
+    /// Reading it after `release()` stops the test with a precondition failure: the tester no longer
+    /// holds it. Read what you need (`state.value`, `runningEffectCount`) before releasing it.
+    public var automaton: Automaton<State, Input> {
+        guard let automaton = held.withCriticalRegion({ $0 }) else {
+            preconditionFailure(
+                "AutomatonTester: the automaton was used (automaton, send) after release(), which let go of it. "
+                    + "Read what the test needs before calling release(), and send nothing after it.")
+        }
+        return automaton
+    }
     /// The virtual clock that effects are scheduled on.
     public let scheduler: TestScheduler
 
+    /// The automaton, until `release()`.
+    private let held: Locked<Automaton<State, Input>?>
+    /// The automaton, weakly: after `release()`, whether something else still holds it.
+    private let watched: Locked<WeakAutomaton<State, Input>>
+
     private let recorded = Locked<[Step<State, Input>]>([])
     private let reported = Locked<[String]>([])
+    /// Every effect started so far, asserted or not, in order: the input that started it, and its number.
+    private let started = Locked<[(input: Input, id: UInt64)]>([])
 
     /// A tester of `automaton`, whose effects run on `scheduler`. It records from now on.
     public init(_ automaton: Automaton<State, Input>, scheduler: TestScheduler = TestScheduler()) {
-        self.automaton = automaton
+        held = Locked(automaton)
+        watched = Locked(WeakAutomaton(automaton))
         self.scheduler = scheduler
         automaton.replies.observeValues { [recorded] reply in
             recorded.withCriticalRegion { $0.append(.reply(reply)) }
         }
-        automaton.effectEvents.observeValues { [recorded] event in
+        automaton.effectEvents.observeValues { [recorded, started] event in
+            if case let .started(input) = event.kind {
+                started.withCriticalRegion { $0.append((input, event.id)) }
+            }
             recorded.withCriticalRegion { $0.append(Step(event)) }
         }
     }
@@ -72,6 +96,16 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
     /// processed at that effect's level of the `.latest` tree. It is dropped, silently, if that effect
     /// has ended, was cancelled, waits for its key (`.queue`: it has not started) or never existed: no
     /// issue is recorded then, but the reply a test expected is missing at its next `expect`.
+    ///
+    /// Take the number from the tester rather than working it out: `effectID(startedBy:)`, or the
+    /// `effectID` of a recorded step in `pending`.
+    ///
+    /// ```swift
+    /// tester.send(.start)
+    /// tester.expect([.success(.start, 0, 0), .started(by: .start)])
+    /// let poller = try #require(tester.effectID(startedBy: .start))
+    /// tester.send(.tick, asIfFromEffect: poller)  // at the poller's level of the tree
+    /// ```
     public func send(_ input: Input, asIfFromEffect effectID: UInt64) {
         automaton.send(input, asIfFromEffect: effectID)
     }
@@ -99,9 +133,64 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
         scheduler.run()
     }
 
+    /// Lets go of the automaton, so that it is released if nothing else holds it, and its release is
+    /// recorded like anything else it does: each running effect's `.cancelled(.released)` step (keyed
+    /// ones with their key), in the order the effects started, before `release()` returns (unless
+    /// another thread is processing an input then: that thread performs the release when it is done).
+    /// Assert them with `expect` as usual; `finish()` then finds no running effect.
+    ///
+    /// ```swift
+    /// tester.release()
+    /// tester.expect([.cancelled(.released, key: ConnectionKey.backOff)])
+    /// #expect(scheduler.pendingActionCount == 0)  // nothing the effect scheduled is left
+    /// ```
+    ///
+    /// For the automaton to be released, the tester must be the only one to hold it: make it in the
+    /// tester's initializer (`AutomatonTester(makeMachine())`) and reach it through `automaton`. If
+    /// something else still holds it, nothing is released, and a Swift Testing issue is recorded at
+    /// `sourceLocation`. After `release()`, `send` and `automaton` must not be used (a precondition
+    /// stops the test); `advance`, `run`, `expect` and `finish` go on. Calling it twice is a
+    /// precondition failure too.
+    ///
+    /// - Returns: whether the automaton was released.
+    @discardableResult
+    public func release(sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        var automaton = held.withCriticalRegion { held in
+            defer { held = nil }
+            return held
+        }
+        guard automaton != nil else {
+            preconditionFailure(
+                "AutomatonTester.release() was called twice: the tester released its automaton already.")
+        }
+        // The last reference goes here, with no lock held: the automaton's release runs on this thread.
+        automaton = nil
+        guard watched.withCriticalRegion({ $0.automaton }) == nil else {
+            fail(
+                "the automaton is still alive after release(): something else holds it (a variable of the "
+                    + "test, or an observer or effect that captured it). Make it in the tester's initializer, "
+                    + "AutomatonTester(makeMachine()), and reach it through tester.automaton.",
+                at: sourceLocation
+            )
+            return false
+        }
+        return true
+    }
+
+    /// The number of the effect `input` started last (`EffectEvent.id`), asserted or not, for
+    /// `send(_:asIfFromEffect:)`; `nil` if `input` has started no effect since the tester was made.
+    /// An effect that waited for its key (`.queue`) counts from its start; one that was dropped or
+    /// cancelled before it started does not count. The effect may have ended since.
+    public func effectID(startedBy input: Input) -> UInt64? {
+        // Copied out first: `Input`'s `==` is user code, never called with a lock held.
+        let started = started.withCriticalRegion { $0 }
+        return started.last { $0.input == input }?.id
+    }
+
     // MARK: Asserting
 
-    /// What has happened since the last assertion, unasserted.
+    /// What has happened since the last assertion, unasserted. Each effect step carries its effect's
+    /// number, `effectID`.
     public var pending: [Step<State, Input>] {
         recorded.withCriticalRegion { $0 }
     }
@@ -141,7 +230,8 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
         if !unasserted.isEmpty {
             clean = expect([], "unasserted steps at the end of the test", sourceLocation: sourceLocation)
         }
-        let running = automaton.runningEffectCount
+        // A released automaton has no running effect.
+        let running = held.withCriticalRegion { $0 }?.runningEffectCount ?? 0
         if !skipRunningEffects, running > 0 {
             fail(
                 "\(running) effect\(running == 1 ? " is" : "s are") still running at the end of the test. "
@@ -161,34 +251,27 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
     /// A line-by-line comparison: `  ` for a step in both, `−` expected but missing, `+` happened but
     /// not expected.
     static func difference(expected: [Step<State, Input>], actual: [Step<State, Input>], comment: String?) -> String {
-        var lines = [comment ?? "the automaton did something else than expected", "(− expected, + actual)"]
-        var expectedIndex = 0
-        var actualIndex = 0
-        while expectedIndex < expected.count || actualIndex < actual.count {
-            if expectedIndex < expected.count, actualIndex < actual.count,
-                expected[expectedIndex] == actual[actualIndex]
-            {
-                lines.append("  \(actual[actualIndex])")
-                expectedIndex += 1
-                actualIndex += 1
-            } else if expectedIndex < expected.count,
-                !actual[actualIndex...].contains(expected[expectedIndex])
-            {
-                lines.append("− \(expected[expectedIndex])")
-                expectedIndex += 1
-            } else {
-                lines.append("+ \(actual[actualIndex])")
-                actualIndex += 1
-            }
-        }
-        return lines.joined(separator: "\n")
+        lineDifference(
+            expected: expected, actual: actual, header: comment ?? "the automaton did something else than expected",
+            describe: \.description)
+    }
+}
+
+/// A weak reference to an automaton, kept under the tester's lock.
+private struct WeakAutomaton<State: Sendable, Input: Sendable>: Sendable {
+    weak var automaton: Automaton<State, Input>?
+
+    init(_ automaton: Automaton<State, Input>) {
+        self.automaton = automaton
     }
 }
 
 /// One thing an automaton did: a reply, or an effect's start, end or cancellation.
 ///
 /// Effect steps name what happened and the effect's key, not its number, so a test reads as the
-/// story of the machine.
+/// story of the machine: two steps are equal when they say the same thing, whatever their
+/// `effectID`. A step the tester recorded from an effect event still carries the effect's number, in
+/// `effectID`, for `AutomatonTester.send(_:asIfFromEffect:)`.
 public struct Step<State: Sendable & Equatable, Input: Sendable & Equatable>: Sendable, Equatable,
     CustomStringConvertible
 {
@@ -200,12 +283,26 @@ public struct Step<State: Sendable & Equatable, Input: Sendable & Equatable>: Se
 
     let kind: Kind
 
+    /// The number of the effect this step happened to (`EffectEvent.id`), when the tester recorded
+    /// it from an effect event: the number `AutomatonTester.send(_:asIfFromEffect:)` takes. `nil` for
+    /// a reply, and for a step made to be expected (`.started(by:)`, ...), which names no number.
+    /// Equality ignores it.
+    public let effectID: UInt64?
+
     init(_ kind: Kind) {
         self.kind = kind
+        effectID = nil
     }
 
     init(_ event: EffectEvent<Input>) {
         kind = .effect(event.kind, key: event.key)
+        effectID = event.id
+    }
+
+    /// Whether the two steps say the same thing: the same reply, or the same event of an effect with
+    /// the same key. Their `effectID`s are not compared.
+    public static func == (lhs: Step, rhs: Step) -> Bool {
+        lhs.kind == rhs.kind
     }
 
     /// A reply.

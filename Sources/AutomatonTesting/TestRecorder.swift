@@ -1,4 +1,5 @@
 import Signals
+import Testing
 
 /// One event a `TestRecorder` recorded, with the virtual time at which it arrived (`.zero` when the
 /// recorder has no scheduler).
@@ -31,12 +32,21 @@ extension RecordedEvent: Equatable where Value: Equatable, Error: Equatable {}
 /// #expect(recorder.timedEvents == [RecordedEvent(.value(1), at: .seconds(1)), RecordedEvent(.completed, at: .seconds(1))])
 /// ```
 ///
+/// Or assert it as `AutomatonTester` does, with the recorder's own assertions (when `Value` and
+/// `Error` are `Equatable`): `expect(_:_:sourceLocation:)` checks exactly the events recorded since
+/// the last assertion, `expect(timed:_:sourceLocation:)` the same with their times, and
+/// `expectNothingMore(sourceLocation:)` that none came since. A failure is a Swift Testing issue at
+/// the caller's line, with a line-by-line comparison; each assertion also returns a `Bool`.
+///
 /// With a `TestScheduler`, each event is stamped with the scheduler's `now` when it arrives. The
 /// recorder is `Sendable`: its observer may be called on any thread, and reads are thread safe
 /// snapshots.
 public final class TestRecorder<Value: Sendable, Error: Swift.Error>: Sendable {
     private struct State {
         var recorded: [RecordedEvent<Value, Error>] = []
+        /// How many of `recorded` an assertion has covered: the next one checks those after them.
+        var asserted = 0
+        var failures: [String] = []
         var subscription: Disposable?
     }
 
@@ -94,5 +104,88 @@ public final class TestRecorder<Value: Sendable, Error: Swift.Error>: Sendable {
     /// recorder was made with. Recording through `observer` elsewhere is not affected.
     public func dispose() {
         state.withCriticalRegion { $0.subscription }?.dispose()
+    }
+
+    /// Every failure an assertion of this recorder reported so far, as text.
+    public var failures: [String] {
+        state.withCriticalRegion { $0.failures }
+    }
+
+    /// The events recorded since the last assertion, which the next one checks; from now on, none.
+    private func takeUnasserted() -> [RecordedEvent<Value, Error>] {
+        state.withCriticalRegion { state in
+            defer { state.asserted = state.recorded.count }
+            return Array(state.recorded[state.asserted...])
+        }
+    }
+
+    /// Records `message` as a failure and as a Swift Testing issue at `sourceLocation`.
+    private func fail(_ message: String, at sourceLocation: SourceLocation) {
+        state.withCriticalRegion { $0.failures.append(message) }
+        Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+    }
+}
+
+extension TestRecorder where Value: Equatable, Error: Equatable {
+    /// Asserts that exactly `expected` was recorded since the last assertion of this recorder (since
+    /// it was made, for the first), in this order, and starts afresh; the times are not compared (see
+    /// `expect(timed:_:sourceLocation:)`). `events` and `timedEvents` still list everything.
+    ///
+    /// Call it from one thread at a time, once the events it expects have arrived (with a
+    /// `TestScheduler`, after advancing it): an event that arrives later is checked by the next
+    /// assertion.
+    ///
+    /// ```swift
+    /// recorder.expect([.value(1), .value(2)])
+    /// scheduler.run()
+    /// recorder.expect([.value(3), .completed])
+    /// ```
+    ///
+    /// - Returns: whether it held. A failure is recorded as a Swift Testing issue at `sourceLocation`,
+    ///   with a line-by-line comparison (`−` expected but missing, `+` recorded but not expected), and
+    ///   added to `failures`.
+    @discardableResult
+    public func expect(
+        _ expected: [Event<Value, Error>],
+        _ comment: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
+        let actual = takeUnasserted().map(\.event)
+        guard actual != expected else { return true }
+        fail(
+            lineDifference(
+                expected: expected, actual: actual, header: comment ?? "the stream sent something else than expected",
+                describe: \.description),
+            at: sourceLocation)
+        return false
+    }
+
+    /// Asserts that exactly `expected` was recorded since the last assertion of this recorder, in this
+    /// order and each at its virtual time, and starts afresh; otherwise as `expect(_:_:sourceLocation:)`.
+    ///
+    /// - Returns: whether it held. A failure is recorded as a Swift Testing issue at `sourceLocation`.
+    @discardableResult
+    public func expect(
+        timed expected: [RecordedEvent<Value, Error>],
+        _ comment: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
+        let actual = takeUnasserted()
+        guard actual != expected else { return true }
+        fail(
+            lineDifference(
+                expected: expected, actual: actual, header: comment ?? "the stream sent something else than expected",
+                describe: \.description),
+            at: sourceLocation)
+        return false
+    }
+
+    /// Asserts that nothing was recorded since the last assertion of this recorder: `expect([])`,
+    /// with a message that says so.
+    ///
+    /// - Returns: whether it held. A failure is recorded as a Swift Testing issue at `sourceLocation`.
+    @discardableResult
+    public func expectNothingMore(sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        expect([], "the stream sent events after the last expectation", sourceLocation: sourceLocation)
     }
 }

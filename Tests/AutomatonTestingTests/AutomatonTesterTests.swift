@@ -263,6 +263,99 @@ struct AutomatonTesterTests {
         #expect(tester.failures == [])
     }
 
+    @Test("a started effect's number is reachable: effectID(startedBy:), and the recorded steps' effectID")
+    func effectIDs() throws {
+        let scheduler = TestScheduler()
+        let tester = AutomatonTester(makePoller(scheduler: scheduler), scheduler: scheduler)
+        tester.send(.tick)  // effect 0
+        tester.send(.start)  // replaces effect 0; effect 1
+        #expect(tester.pending.map(\.effectID) == [nil, 0, 0, nil, 1])
+        #expect(tester.pending.last == .started(by: .start), "equality ignores the number")
+        #expect(tester.effectID(startedBy: .tick) == 0)
+        #expect(tester.effectID(startedBy: .start) == 1)
+        tester.expect([
+            .success(.tick, 0, 1),
+            .started(by: .tick),
+            .cancelled(.replaced(by: .start)),
+            .success(.start, 1, 1),
+            .started(by: .start),
+        ])
+        #expect(tester.effectID(startedBy: .start) == 1, "asserted steps keep their numbers here")
+
+        let poller = try #require(tester.effectID(startedBy: .start))
+        tester.send(.tick, asIfFromEffect: poller)
+        tester.send(.tick, asIfFromEffect: poller)
+        #expect(tester.pending.map(\.effectID) == [nil, 2, 2, nil, 3])
+        #expect(tester.effectID(startedBy: .tick) == 3, "the last effect the input started")
+        tester.expect([
+            .success(.tick, 1, 2),
+            .started(by: .tick),
+            .cancelled(.replaced(by: .tick)),
+            .success(.tick, 2, 3),
+            .started(by: .tick),
+        ])
+        tester.send(.tick)  // from outside: replaces the poller and what it started
+        tester.advance(by: .seconds(1))
+        tester.expect([
+            .cancelled(.replaced(by: .tick)),
+            .cancelled(.replaced(by: .tick)),
+            .success(.tick, 3, 4),
+            .started(by: .tick),
+            .ended(),
+        ])
+        #expect(tester.finish())
+        #expect(AutomatonTester(makePoller(scheduler: scheduler)).effectID(startedBy: .start) == nil)
+    }
+
+    @Test("release() lets go of the automaton: the cancellations of its release are steps, in start order")
+    func releaseRecordsCancellations() {
+        let scheduler = TestScheduler()
+        let tester = AutomatonTester(makePoller(scheduler: scheduler), scheduler: scheduler)
+        tester.send(.start)  // effect 0, runs until cancelled
+        tester.send(.tick, asIfFromEffect: 0)  // effect 1, ends after a second
+        tester.expect([.success(.start, 0, 0), .started(by: .start), .success(.tick, 0, 1), .started(by: .tick)])
+        #expect(scheduler.pendingActionCount == 1)
+
+        #expect(tester.release())
+        #expect(tester.pending.map(\.effectID) == [0, 1])
+        tester.expect([.cancelled(.released), .cancelled(.released)])
+        #expect(scheduler.pendingActionCount == 0)  // the tick's delay is gone
+        tester.run()
+        #expect(tester.finish())
+        #expect(tester.failures == [])
+
+        // A keyed effect, with its key.
+        let connection = AutomatonTester(makeConnectionManager(scheduler: scheduler), scheduler: scheduler)
+        connection.send(.connect)
+        connection.expect([
+            .success(.connect, .disconnected, .connecting), .started(by: .connect, key: Keys.connection),
+        ])
+        connection.release()
+        connection.expect([.cancelled(.released, key: Keys.connection)])
+        #expect(connection.finish())
+    }
+
+    @Test("release() with the automaton held elsewhere releases nothing, and says so")
+    func releaseWhileHeldElsewhere() {
+        let scheduler = TestScheduler()
+        let automaton = makeConnectionManager(scheduler: scheduler)
+        let tester = AutomatonTester(automaton, scheduler: scheduler)
+        tester.send(.connect)
+        tester.expect([.success(.connect, .disconnected, .connecting), .started(by: .connect, key: Keys.connection)])
+        withKnownIssue {
+            #expect(!tester.release())
+        }
+        #expect(tester.failures.count == 1)
+        #expect(tester.failures.first?.hasPrefix("the automaton is still alive after release()") == true)
+        #expect(tester.pending == [])
+        #expect(automaton.runningEffectCount == 1)
+        automaton.send(.disconnect)
+        tester.expect([
+            .cancelled(.cancelled(by: .disconnect), key: Keys.connection),
+            .success(.disconnect, .connecting, .disconnected),
+        ])
+    }
+
     @Test("a failed expect or finish is reported at the caller's file and line")
     func failureSourceLocation() {
         let tester = AutomatonTester(makeConnectionManager(scheduler: TestScheduler()))
@@ -324,5 +417,83 @@ struct TestRecorderTests {
                 RecordedEvent(.interrupted, at: .seconds(2)),
             ])
         #expect(scheduler.pendingActionCount == 0)
+    }
+
+    @Test("expect checks the events since the last assertion, in order; expectNothingMore that none came")
+    func expectPasses() {
+        let scheduler = TestScheduler()
+        let recorder = TestRecorder(
+            starting: SignalProducer<Int, Never>(values: 1, 2).concat(
+                SignalProducer(value: 3).delay(.seconds(1), on: scheduler)),
+            scheduler: scheduler)
+        #expect(recorder.expect([.value(1), .value(2)]))
+        #expect(recorder.expectNothingMore())
+        scheduler.run()
+        #expect(
+            recorder.expect(timed: [
+                RecordedEvent(.value(3), at: .seconds(1)), RecordedEvent(.completed, at: .seconds(1)),
+            ]))
+        #expect(recorder.expectNothingMore())
+        #expect(recorder.failures == [])
+        #expect(recorder.events == [.value(1), .value(2), .value(3), .completed], "assertions forget nothing")
+    }
+
+    @Test("a wrong, missing or extra event fails expect, with a line-by-line comparison, and it starts afresh")
+    func expectFails() {
+        let (signal, input) = Signal<Int, Never>.pipe()
+        let recorder = TestRecorder(signal)
+        input.send(value: 1)
+        input.send(value: 3)
+        let expectLine = #line + 2
+        withKnownIssue {
+            #expect(!recorder.expect([.value(1), .value(2)]))
+        } matching: { issue in
+            issue.sourceLocation?.fileID == #fileID && issue.sourceLocation?.line == expectLine
+        }
+        input.send(value: 4)
+        input.sendCompleted()
+        withKnownIssue {
+            recorder.expectNothingMore()
+        }
+        #expect(recorder.expectNothingMore(), "a failed assertion also covers what it saw")
+        #expect(
+            recorder.failures == [
+                """
+                the stream sent something else than expected
+                (− expected, + actual)
+                  value(1)
+                − value(2)
+                + value(3)
+                """,
+                """
+                the stream sent events after the last expectation
+                (− expected, + actual)
+                + value(4)
+                + completed
+                """,
+            ])
+    }
+
+    @Test("expect(timed:) fails when an event came at another time")
+    func expectTimedFails() {
+        let scheduler = TestScheduler()
+        let recorder = TestRecorder(
+            starting: SignalProducer<Int, Never>(value: 1).delay(.seconds(2), on: scheduler), scheduler: scheduler)
+        scheduler.run()
+        withKnownIssue {
+            recorder.expect(
+                timed: [RecordedEvent(.value(1), at: .seconds(1)), RecordedEvent(.completed, at: .seconds(2))],
+                "the value is late")
+        }
+        #expect(
+            recorder.failures == [
+                """
+                the value is late
+                (− expected, + actual)
+                − value(1) @ 1.0 seconds
+                + value(1) @ 2.0 seconds
+                  completed @ 2.0 seconds
+                """
+            ])
     }
 }

@@ -109,5 +109,24 @@ struct ConnectionManagerTests {
         ])
         tester.finish()
     }
+
+    @Test("releasing the manager cancels the back-off timer, and nothing it scheduled is left")
+    func releaseCancels() {
+        let tester = AutomatonTester(makeConnectionManager(connect: connect, backOff: backOff), scheduler: scheduler)
+
+        tester.send(.connect)
+        tester.advance(by: .seconds(1))  // the attempt fails: back off
+        tester.expect([
+            .success(.connect, .disconnected, .connecting),
+            .started(by: .connect, key: ConnectionKey.attempt),
+            .success(.failed, .connecting, .backingOff),
+            .started(by: .failed, key: ConnectionKey.backOff),
+            .ended(key: ConnectionKey.attempt),
+        ])
+        tester.release()  // the tester lets go of the automaton, its only owner: it is released
+        tester.expect([.cancelled(.released, key: ConnectionKey.backOff)])
+        #expect(scheduler.pendingActionCount == 0)  // the timer is gone
+        tester.finish()
+    }
 }
 // README-TESTING-EFFECTS-TESTS-END

@@ -132,6 +132,87 @@ struct KeyedEffectTests {
         tester.finish()
     }
 
+    @Test("a { send in } effect keyed with .keyed(key) { send in }: its key governs it as a producer's")
+    func keyedClosureEffect() {
+        let kept = Locked<[@Sendable (ConnInput) -> Void]>([])  // the sends the effects keep
+        let ran = Recording<String>()
+        let tester = AutomatonTester(
+            Automaton<Conn, ConnInput>(
+                state: .disconnected, strategy: .latest,
+                table: [
+                    .connect | any => .connecting
+                        | .keyed(Key.connection) { send in
+                            ran.append("connect")
+                            kept.withCriticalRegion { $0.append(send) }
+                        },
+                    .connected | .connecting => .connected,
+                    .foregrounded | { $0 },
+                    .disconnect | any => .disconnected | .cancel(Key.connection),
+                ]))
+        tester.send(.connect)
+        tester.send(.foregrounded)  // unrelated: a keyed effect stays, even under .latest
+        tester.send(.connect)  // the key's .latest policy replaces the first
+        tester.expect([
+            .success(.connect, .disconnected, .connecting),
+            .started(by: .connect, key: Key.connection),
+            .success(.foregrounded, .connecting, .connecting),
+            .cancelled(.replaced(by: .connect), key: Key.connection),
+            .success(.connect, .connecting, .connecting),
+            .started(by: .connect, key: Key.connection),
+        ])
+        let sends = kept.withCriticalRegion { $0 }
+        sends[0](.connected)  // the replaced effect's send does nothing
+        #expect(tester.pending == [])
+        sends[1](.connected)
+        tester.send(.disconnect)
+        tester.expect([
+            .success(.connected, .connecting, .connected),
+            .cancelled(.cancelled(by: .disconnect), key: Key.connection),
+            .success(.disconnect, .connected, .disconnected),
+        ])
+        sends[1](.connect)  // cancelled: nothing
+        #expect(ran.values == ["connect", "connect"])
+        tester.finish()
+    }
+
+    @Test("a keyed { send in } effect lives as long as its send: under .queue, the next starts when it is released")
+    func keyedClosureEffectQueue() {
+        let kept = Locked<[@Sendable (ConnInput) -> Void]>([])
+        let ran = Recording<Int>()
+        let tester = AutomatonTester(
+            Automaton<Conn, ConnInput>(
+                state: .connected,
+                table: [
+                    .ping(1) | any => .connected
+                        | .keyed(Key.pings, .queue) { send in
+                            ran.append(1)
+                            kept.withCriticalRegion { $0.append(send) }  // runs until this send is released
+                        },
+                    .ping(2) | any => .connected | .keyed(Key.pings, .queue) { _ in ran.append(2) },  // ends at once
+                ]))
+        tester.send(.ping(1))
+        tester.send(.ping(2))  // waits for ping 1's effect
+        tester.expect([
+            .success(.ping(1), .connected, .connected),
+            .started(by: .ping(1), key: Key.pings),
+            .success(.ping(2), .connected, .connected),
+        ])
+        #expect(ran.values == [1])
+        var sends = kept.withCriticalRegion { sends in
+            defer { sends = [] }
+            return sends
+        }
+        #expect(sends.count == 1)
+        sends = []  // the last send of ping 1's effect: it ends, and ping 2's starts
+        tester.expect([
+            .ended(key: Key.pings),
+            .started(by: .ping(2), key: Key.pings),
+            .ended(key: Key.pings),
+        ])
+        #expect(ran.values == [1, 2])
+        tester.finish()
+    }
+
     @Test("policy .latest: a new effect of the key replaces the running one")
     func latestPolicyReplaces() {
         let scheduler = TestScheduler()

@@ -18,6 +18,23 @@ private enum DoorInput: Sendable, Equatable {
     var isKick: Bool { self == .kick }
 }
 
+private enum Loader: Sendable, Equatable {
+    case idle, loading(id: Int), showing(String)
+}
+
+/// Counts the reads of `fetchID`, to show that a case row reads its case once per input.
+private let fetchIDReads = Recording<Int>()
+
+private enum LoaderInput: Sendable, Equatable {
+    case fetch(id: Int), loaded(String), reset
+    var fetchID: Int? {
+        guard case let .fetch(id) = self else { return nil }
+        fetchIDReads.append(id)
+        return id
+    }
+    var loadedItem: String? { if case let .loaded(item) = self { item } else { nil } }
+}
+
 @Suite("The mapping table")
 struct MappingTableTests {
     @Test(
@@ -249,6 +266,61 @@ struct MappingTableTests {
                 .value(.success("done", 1, 2)),
             ])
         #expect(scheduler.pendingActionCount == 0)
+    }
+
+    @Test("a case row's effect closure receives the associated value the row read, read once per input")
+    func caseRowEffectReceivesTheValue() {
+        let scheduler = TestScheduler()
+        let fetched = Recording<String>()
+        let automaton = Automaton<Loader, LoaderInput>(
+            state: .idle, strategy: .latest,
+            table: [
+                \.fetchID | { _, id in id > 0 ? .loading(id: id) : nil } | { state, id in
+                    // Interpolation would take the whole input as well: the row's value is what it gets.
+                    fetched.append("fetch \(id) from \(state)")
+                    return SignalProducer(value: .loaded("item \(id)")).delay(.seconds(1), on: scheduler)
+                },
+                \.loadedItem | { state, item in state == .idle ? nil : .showing(item) },
+                \.fetchID | { _, _ in .idle } | SignalProducer(value: .reset),  // a producer: no value needed
+                .reset | any => .idle,
+            ])
+        let replies = automaton.replies.record()
+
+        automaton.send(.fetch(id: 3))
+        #expect(fetchIDReads.values.filter { $0 == 3 } == [3], "read once, for both closures")
+        scheduler.run()
+        automaton.send(.fetch(id: 0))  // declined by the first row; the third applies
+
+        #expect(fetched.values == ["fetch 3 from idle"])
+        #expect(
+            replies.values == [
+                .value(.success(.fetch(id: 3), .idle, .loading(id: 3))),
+                .value(.success(.loaded("item 3"), .loading(id: 3), .showing("item 3"))),
+                .value(.success(.fetch(id: 0), .showing("item 3"), .idle)),
+                .value(.success(.reset, .idle, .idle)),
+            ])
+    }
+
+    @Test("a case row's effect closure that reads the whole input still gets it")
+    func caseRowEffectWithTheWholeInput() {
+        let automaton = Automaton<Loader, LoaderInput>(
+            state: .idle,
+            table: [
+                // `input.fetchID` only type-checks on the whole input: this closure receives it.
+                \.fetchID | { _, id in .loading(id: id) } | { _, input in
+                    SignalProducer(value: .loaded("item \(input.fetchID ?? -1)"))
+                },
+                \.loadedItem | { _, item in .showing(item) },
+            ])
+        let replies = automaton.replies.record()
+
+        automaton.send(.fetch(id: 5))
+
+        #expect(
+            replies.values == [
+                .value(.success(.fetch(id: 5), .idle, .loading(id: 5))),
+                .value(.success(.loaded("item 5"), .loading(id: 5), .showing("item 5"))),
+            ])
     }
 
     @Test("a table written in place, declared as a MappingTable, or made from an array of rows decides alike")

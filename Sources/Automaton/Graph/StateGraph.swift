@@ -20,6 +20,9 @@
 /// graph tells them apart by their position in `inputs`, so `Input` need not be `Equatable`.
 public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable {
     /// One transition: in `from`, `input` leads to `to`, and may start (or cancel) effects.
+    ///
+    /// `Equatable` when `Input` is, `Hashable` when `Input` is: two edges are equal when every field
+    /// is (the states, the input, their positions, and the effect, its key and the cancelled keys).
     public struct Edge: Sendable {
         /// The state the transition leaves.
         public let from: State
@@ -59,6 +62,9 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
     }
 
     /// A sequence of transitions from `start`, each edge leaving the state the previous one reached.
+    ///
+    /// `Equatable` when `Input` is, `Hashable` when `Input` is: two paths are equal when they have the
+    /// same start and equal edges, in the same order.
     public struct Path: Sendable {
         /// The state the path starts in.
         public let start: State
@@ -141,3 +147,9 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
         edges[edgeRanges[stateIndex]].first { $0.inputIndex == inputIndex }
     }
 }
+
+// Synthesized: every field is compared (and hashed). `State` is always `Hashable`; `EffectKey` is.
+extension StateGraph.Edge: Equatable where Input: Equatable {}
+extension StateGraph.Edge: Hashable where Input: Hashable {}
+extension StateGraph.Path: Equatable where Input: Equatable {}
+extension StateGraph.Path: Hashable where Input: Hashable {}

@@ -26,7 +26,7 @@ func makeLookup(
     Automaton(
         state: .idle, strategy: strategy,
         table: [
-            \.query | { _, _ in .searching } | { _, input in search(input.query ?? "") },
+            \.query | { _, _ in .searching } | { _, query in search(query) },
             \.results | { _, results in .found(results) },
         ])
 }

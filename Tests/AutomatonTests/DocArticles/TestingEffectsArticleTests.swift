@@ -89,6 +89,21 @@ struct TestingEffectsArticleTests {
         // DOCC-TESTING-RECORDER-END
     }
 
+    @Test("TestRecorder asserts the events since its last assertion, as AutomatonTester does")
+    func recorderExpect() {
+        // DOCC-TESTING-RECORDER-EXPECT-BEGIN
+        let (numbers, input) = Signal<Int, Never>.pipe()
+        let recorder = TestRecorder(numbers)
+        input.send(value: 1)
+        input.send(value: 2)
+        recorder.expect([.value(1), .value(2)])  // exactly the events since the last assertion
+        input.sendCompleted()
+        recorder.expect([.completed])
+        recorder.expectNothingMore()
+        // DOCC-TESTING-RECORDER-EXPECT-END
+        #expect(recorder.failures == [])
+    }
+
     @Test(
         "an async back-off that sleeps on TestScheduler.clock wakes when the test advances, and is cancelled by disconnect"
     )

@@ -88,6 +88,37 @@ struct GraphAnalysisTests {
             ])
         #expect(StateGraph(from: 0, inputs: [1]) { (_: Int, _: Int) -> Int? in nil }.edgeCoveringPaths.isEmpty)
     }
+
+    @Test("edges and paths are Equatable and Hashable when inputs are: every field counts")
+    func edgesAndPathsCompare() {
+        typealias Graph = StateGraph<LoginState, LoginInput>
+        let graph = loginGraph()
+        let login = Graph.Edge(
+            from: .loggedOut, input: .login, to: .loggingIn, fromIndex: 0, inputIndex: 0, toIndex: 1,
+            startsEffect: true)
+        #expect(graph.edges.first == login)
+        #expect(graph.shortestPath(to: .loggingIn) == Graph.Path(start: .loggedOut, edges: [login]))
+        #expect(graph.shortestPath(to: .loggingIn) != Graph.Path(start: .loggedIn, edges: [login]))
+        // The effect, its key and the cancelled keys count, as the states, input and positions do.
+        let variants = [
+            Graph.Edge(
+                from: .loggedOut, input: .login, to: .loggingIn, fromIndex: 0, inputIndex: 0, toIndex: 1,
+                startsEffect: false),
+            Graph.Edge(
+                from: .loggedOut, input: .login, to: .loggingIn, fromIndex: 0, inputIndex: 0, toIndex: 1,
+                startsEffect: true, effectKey: EffectKey("session")),
+            Graph.Edge(
+                from: .loggedOut, input: .login, to: .loggingIn, fromIndex: 0, inputIndex: 0, toIndex: 1,
+                startsEffect: true, cancelledKeys: [EffectKey("session")]),
+            Graph.Edge(
+                from: .loggedOut, input: .login, to: .loggingIn, fromIndex: 0, inputIndex: 1, toIndex: 1,
+                startsEffect: true),
+        ]
+        #expect(variants.map { $0 == login } == [false, false, false, false])
+        #expect(Set(variants + [login, login]).count == 5)
+        #expect(Set(graph.edgeCoveringPaths.flatMap(\.edges)) == Set(graph.edges))
+        #expect(Set(graph.shortestPaths).count == graph.states.count)
+    }
 }
 
 extension Connection {

@@ -16,6 +16,7 @@ struct ReadmeGraphTests {
         let unused = graph.neverAcceptedInputs  // []: every input is accepted somewhere
         let toLoggingOut = graph.shortestPath(to: .loggingOut)?.inputs  // [.login, .forceLogout]
         let testPaths = graph.edgeCoveringPaths.map(\.inputs)  // 1 path, all 6 transitions
+        let coversAll = Set(graph.edgeCoveringPaths.flatMap(\.edges)) == Set(graph.edges)  // true: edges are Hashable
         // README-GRAPH-END
         #expect(mermaid.hasPrefix("stateDiagram-v2\n"))
         #expect(stuck == [])
@@ -23,5 +24,6 @@ struct ReadmeGraphTests {
         #expect(toLoggingOut == [.login, .forceLogout])
         #expect(testPaths.count == 1 && Set(testPaths[0]).count == 5 && graph.edges.count == 6)
         #expect(graph.states == [.loggedOut, .loggingIn, .loggedIn, .loggingOut])
+        #expect(coversAll)
     }
 }
