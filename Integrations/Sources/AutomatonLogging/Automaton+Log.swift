@@ -7,7 +7,7 @@ extension Automaton {
     ///
     /// Each reply is one record (a success at `.info`, a failure at `.warning`), and each effect
     /// event one more (at `.debug`), with the states, inputs, outcome and effect ids as metadata;
-    /// `options` sets the levels, messages, keys and rendering (see `AutomatonLogOptions` for the
+    /// `options` sets the levels, messages, keys and descriptions (see `AutomatonLogOptions` for the
     /// records and their metadata). The logger's own level filters as usual: a record it does not let
     /// through costs a comparison, and its metadata is not built. Records carry the logger's metadata.
     ///
@@ -33,10 +33,10 @@ extension Automaton {
     /// - Parameters:
     ///   - logger: Where the records go. Set its metadata (e.g. a session id) before passing it to
     ///     tell automata apart.
-    ///   - options: Levels, messages, metadata keys and the rendering of states and inputs.
+    ///   - options: Levels, messages, metadata keys and the descriptions of states and inputs.
     /// - Returns: A disposable that stops the logging.
     @discardableResult
-    public func log(to logger: Logger, options: AutomatonLogOptions = AutomatonLogOptions()) -> Disposable {
+    public func log(to logger: Logger, options: AutomatonLogOptions<State, Input> = .init()) -> Disposable {
         let logging = CompositeDisposable()
         if let level = options.effectEventLevel {
             logging += effectEvents.observeValues { event in
@@ -63,20 +63,20 @@ extension Automaton {
 /// How a reply or an effect event becomes a record's message and metadata.
 enum AutomatonLogRecords {
     static func metadata<State, Input>(
-        of record: InputProcessing<State, Input>, _ options: AutomatonLogOptions
+        of record: InputProcessing<State, Input>, _ options: AutomatonLogOptions<State, Input>
     ) -> Logger.Metadata {
         let keys = options.keys
         var metadata: Logger.Metadata = [:]
         switch record.reply {
         case let .success(input, from, to):
             set(&metadata, keys.outcome, "success")
-            set(&metadata, keys.input, .string(options.render(input)))
-            set(&metadata, keys.from, .string(options.render(from)))
-            set(&metadata, keys.to, .string(options.render(to)))
+            set(&metadata, keys.input, .string(options.describeInput(input)))
+            set(&metadata, keys.from, .string(options.describeState(from)))
+            set(&metadata, keys.to, .string(options.describeState(to)))
         case let .failure(input, from):
             set(&metadata, keys.outcome, "failure")
-            set(&metadata, keys.input, .string(options.render(input)))
-            set(&metadata, keys.from, .string(options.render(from)))
+            set(&metadata, keys.input, .string(options.describeInput(input)))
+            set(&metadata, keys.from, .string(options.describeState(from)))
         }
         if let effect = record.effect {
             set(&metadata, keys.effect, .stringConvertible(effect))
@@ -91,7 +91,7 @@ enum AutomatonLogRecords {
         return metadata
     }
 
-    static func message<Input>(of event: EffectEvent<Input>, _ messages: AutomatonLogOptions.Messages)
+    static func message<Input>(of event: EffectEvent<Input>, _ messages: AutomatonLogMessages)
         -> Logger.Message
     {
         switch event.kind {
@@ -101,7 +101,9 @@ enum AutomatonLogRecords {
         }
     }
 
-    static func metadata<Input>(of event: EffectEvent<Input>, _ options: AutomatonLogOptions) -> Logger.Metadata {
+    static func metadata<State, Input>(
+        of event: EffectEvent<Input>, _ options: AutomatonLogOptions<State, Input>
+    ) -> Logger.Metadata {
         let keys = options.keys
         var metadata: Logger.Metadata = [:]
         set(&metadata, keys.effect, .stringConvertible(event.id))
@@ -111,7 +113,7 @@ enum AutomatonLogRecords {
         switch event.kind {
         case let .started(input):
             set(&metadata, keys.effectEvent, "started")
-            set(&metadata, keys.input, .string(options.render(input)))
+            set(&metadata, keys.input, .string(options.describeInput(input)))
         case .ended:
             set(&metadata, keys.effectEvent, "ended")
         case let .cancelled(cause):
@@ -135,7 +137,7 @@ enum AutomatonLogRecords {
                 input = nil
             }
             if let input {
-                set(&metadata, keys.input, .string(options.render(input)))
+                set(&metadata, keys.input, .string(options.describeInput(input)))
             }
         }
         return metadata

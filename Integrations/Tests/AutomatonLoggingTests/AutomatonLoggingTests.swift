@@ -117,17 +117,18 @@ struct AutomatonLoggingTests {
             ])
     }
 
-    @Test("options: levels, messages, keys (nil leaves a value out), rendering, processing time")
+    @Test("options: levels, messages, keys (nil leaves a value out), descriptions, processing time")
     func options() throws {
         let records = LogRecords()
         let automaton = makeConnection()
-        let options = AutomatonLogOptions(
+        let options = AutomatonLogOptions<Phase, Command>(
             successLevel: .notice,
             failureLevel: .error,
             effectEventLevel: nil,
             messages: .init(success: "moved", failure: "refused"),
             keys: .init(outcome: nil, input: "cmd", from: "was", to: "now", effect: nil, processingTime: "ns"),
-            render: { "<\($0)>" })
+            describeInput: { "<\($0)>" },
+            describeState: { $0 == .idle ? "IDLE" : "\($0)" })
         automaton.log(to: .recording(into: records), options: options)
 
         automaton.send(.connect)
@@ -139,8 +140,8 @@ struct AutomatonLoggingTests {
         #expect(durations.allSatisfy { ($0 ?? -1) >= 0 })
         #expect(
             all.map { LogRecord($0.level, $0.message, $0.metadata.filter { $0.key != "ns" }) } == [
-                LogRecord(.notice, "moved", ["cmd": "<connect>", "was": "<idle>", "now": "<connecting>"]),
-                LogRecord(.error, "refused", ["cmd": "<send>", "was": "<connecting>"]),
+                LogRecord(.notice, "moved", ["cmd": "<connect>", "was": "IDLE", "now": "connecting"]),
+                LogRecord(.error, "refused", ["cmd": "<send>", "was": "connecting"]),
             ])
     }
 
@@ -149,17 +150,22 @@ struct AutomatonLoggingTests {
         let records = LogRecords()
         let rendered = LogRecords()
         let automaton = makeConnection()
-        let options = AutomatonLogOptions(render: { value in
-            rendered.append(LogRecord(.trace, "\(value)"))
-            return "\(value)"
-        })
+        let options = AutomatonLogOptions<Phase, Command>(
+            describeInput: { input in
+                rendered.append(LogRecord(.trace, "\(input)"))
+                return "\(input)"
+            },
+            describeState: { state in
+                rendered.append(LogRecord(.trace, "\(state)"))
+                return "\(state)"
+            })
         automaton.log(to: .recording(into: records, level: .info), options: options)
 
         automaton.send(.connect)
         automaton.send(.disconnect)
 
         #expect(records.all.map(\.message) == ["Input accepted", "Input accepted", "Input accepted"])
-        // Three values per success (input, from, to): none rendered for the effect events.
+        // Three values per success (input, from, to): none described for the effect events.
         #expect(rendered.count == 9)
     }
 
