@@ -1,1 +1,112 @@
-print("session-server")
+// A server-shaped program: 300 login sessions (connecting → authenticating → active → closed), driven
+// by 4 threads, their effects simulating I/O on a few queues. Each session logs through swift-log (JSON
+// lines; the first 12 are printed, the rest counted) and records metrics into an in-process backend;
+// a summary follows. Run it with `swift run --package-path Integrations session-server`.
+
+import Automaton
+import AutomatonLogging
+import AutomatonMetrics
+import Foundation
+import Logging
+import Metrics
+
+let sessionCount = 300
+let workerCount = 4
+let requestRounds = 5
+let printedRecords = 12
+
+// A server bootstraps its backends once, at start.
+let logOutput = JSONLogOutput(limit: printedRecords)
+LoggingSystem.bootstrap { label in JSONLogHandler(label: label, output: logOutput) }
+let metrics = InProcessMetrics()
+MetricsSystem.bootstrap(metrics)
+
+// Tracing: added with AutomatonTracing
+/// Where the tracer will be attached to each session, once AutomatonTracing's API has landed (a
+/// span per processed input, a child span per effect). Returns what stops the tracing; nothing yet.
+func attachTracing(to session: Automaton<SessionState, SessionInput>, id: Int) -> Disposable? {
+    nil
+}
+
+/// Makes session `id`, with its logging, metrics and tracing attached. Nothing needs keeping: they
+/// stop when the session is released.
+func openSession(id: Int, io: QueueScheduler) -> Automaton<SessionState, SessionInput> {
+    let session = makeSession(id: id, io: io)
+    var logger = Logger(label: "session")
+    logger.logLevel = .debug
+    logger[metadataKey: "session.id"] = "\(id)"
+    session.log(to: logger)
+    session.recordMetrics(label: "session", inputCase: \.caseName, recordProcessingTime: true)
+    _ = attachTracing(to: session, id: id)
+    return session
+}
+
+let started = ContinuousClock.now
+let io = (0..<4).map { QueueScheduler(label: "io-\($0)") }
+var sessions = (0..<sessionCount).map { openSession(id: $0, io: io[$0 % io.count]) }
+
+// Each worker thread serves every 4th session: connects them, sends a few rounds of requests (the
+// first ones race the credential check: some are refused), then closes them (cancelling the
+// requests still being served).
+DispatchQueue.concurrentPerform(iterations: workerCount) { [sessions] worker in
+    let mine = stride(from: worker, to: sessions.count, by: workerCount).map { sessions[$0] }
+    for session in mine { session.send(.connected) }
+    for _ in 0..<requestRounds {
+        Thread.sleep(forTimeInterval: 0.002)
+        for session in mine { session.send(.request) }
+    }
+    for session in mine { session.send(.close) }
+}
+
+// Every effect was cancelled by `close`, or had ended; wait for the stragglers still on the I/O queues.
+let deadline = ContinuousClock.now + .seconds(5)
+while sessions.contains(where: { $0.runningEffectCount > 0 }) && ContinuousClock.now < deadline {
+    Thread.sleep(forTimeInterval: 0.001)
+}
+let closed = sessions.filter { $0.state.value == .closed }.count
+sessions = []  // releases the sessions: their logging and metrics stop
+let elapsed = ContinuousClock.now - started
+
+// The summary.
+let logs = logOutput.counts
+let records = logs.byLevel.values.reduce(0, +)
+let counters = metrics.counterTotals
+func total(_ prefix: String) -> Int64 {
+    counters.filter { $0.key.hasPrefix(prefix) }.values.reduce(0, +)
+}
+let successes = total("session.replies{outcome=success")
+let failures = total("session.replies{outcome=failure")
+let running = metrics.meter("session.effects.running") ?? (0, 0)
+let durations = metrics.timerValues("session.processing.duration").sorted()
+func percentile(_ fraction: Double) -> String {
+    guard !durations.isEmpty else { return "-" }
+    let index = min(durations.count - 1, Int((Double(durations.count) * fraction).rounded(.up)) - 1)
+    return String(format: "%.1f µs", Double(durations[max(0, index)]) / 1000)
+}
+
+print("")
+print("--- session-server summary (\(elapsed.formatted(.units(allowed: [.milliseconds])))) ---")
+print("sessions: \(sessionCount) on \(workerCount) threads, \(closed) closed at the end")
+let levels = [Logger.Level.info, .warning, .debug].map { "\($0) \(logs.byLevel[$0, default: 0])" }
+print("log records: \(records) (\(levels.joined(separator: ", "))); \(logs.printed) printed")
+print(
+    "replies: \(successes) success, \(failures) failure (requests before the credentials were checked or after "
+        + "a rejection, closes of rejected sessions, responses sent just after a close)")
+for (name, value) in counters.sorted(by: { $0.key < $1.key }) where name.hasPrefix("session.replies") {
+    print("  \(name): \(value)")
+}
+print(
+    "effects: \(total("session.effects{event=started")) started, \(total("session.effects{event=ended")) ended, "
+        + "\(total("session.effects{event=cancelled")) cancelled; running now \(Int(running.value)), "
+        + "peak \(Int(running.peak))")
+print(
+    "processing time (\(durations.count) inputs): p50 \(percentile(0.5)), p90 \(percentile(0.9)), "
+        + "p99 \(percentile(0.99)), max \(percentile(1))")
+
+// The two integrations saw the same inputs: one reply record per counted reply, one timer value each.
+let replyRecords = logs.byLevel[.info, default: 0] + logs.byLevel[.warning, default: 0]
+let consistent =
+    Int64(replyRecords) == successes + failures && durations.count == replyRecords && running.value == 0
+    && closed == sessionCount
+print(consistent ? "check: consistent" : "check: INCONSISTENT")
+exit(consistent ? 0 : 1)

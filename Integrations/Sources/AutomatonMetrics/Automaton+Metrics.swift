@@ -1,0 +1,197 @@
+import Automaton
+import CoreMetrics
+
+extension Automaton {
+    /// Records this automaton's replies, effects and, if asked, input-processing time as swift-metrics
+    /// metrics, from now until the returned disposable is disposed or the automaton terminates.
+    ///
+    /// | metric | type | dimensions | what |
+    /// |---|---|---|---|
+    /// | `<label>.replies` | `Counter` | `outcome` = `success` or `failure`; `input` = `inputCase(input)`, only if `inputCase` is given | one per reply |
+    /// | `<label>.effects` | `Counter` | `event` = `started`, `ended` or `cancelled` | one per effect event |
+    /// | `<label>.effects.running` | `Meter` | — | effects running: +1 when one starts, −1 when it ends or is cancelled |
+    /// | `<label>.processing.duration` | `Timer` (nanoseconds) | — | each input's processing time (`InputProcessing.duration`), only if `recordProcessingTime` |
+    ///
+    /// Every metric also has `dimensions`. The metrics are made once, here (and, with `inputCase`, one
+    /// replies counter per outcome and input case, when first seen), so metrics of the same label and
+    /// dimensions are shared by several automata with backends that share them (most do): a few
+    /// hundred session machines recorded under one label give one replies counter per outcome and one
+    /// running-effects meter, their sum. The input dimension is left to `inputCase` to bound the
+    /// number of time series: return the case's name, never an associated value.
+    ///
+    /// Costs: without `recordProcessingTime`, replies are observed through `replies` (a counter's
+    /// increment per reply); with it, through `observeProcessing(_:)`, which reads a clock per input.
+    /// Effect events cost a lock and a set operation each, to tell effects that started from those
+    /// that never did.
+    ///
+    /// The running-effects meter counts the effects started since this call: effects already running
+    /// are not counted, nor their end. When recording stops (disposal, or the automaton's
+    /// termination), the meter is decremented by the effects still counted, so that an automaton
+    /// that stops being recorded leaves the shared meter as if it had never been; at termination
+    /// every running effect is cancelled first anyway. Metrics are not destroyed: they may be shared.
+    ///
+    /// - Threads and order: replies are counted on the thread processing the input, one at a time,
+    ///   after the reply has been delivered to the `replies` observers that were there before; effect
+    ///   events on the thread that sends them (see `effectEvents`), one at a time. `inputCase` is
+    ///   called on the processing thread, once per reply.
+    /// - Termination: when the automaton is released or its input interrupted, the last effect
+    ///   events are recorded, then nothing more; the automaton lets go of the metrics, the factory and
+    ///   `inputCase` then. Recording does not keep the automaton alive.
+    /// - Disposal: once `dispose()` has returned, no reply of an input whose processing starts
+    ///   afterwards is counted, no effect event is recorded, and the meter has been decremented by the
+    ///   effects still counted; a reply already being counted on another thread may still be.
+    ///
+    /// - Parameters:
+    ///   - label: The metrics' labels' prefix, e.g. `session`.
+    ///   - dimensions: Dimensions added to every metric, e.g. `[("machine", "session")]`.
+    ///   - inputCase: The `input` dimension's value for an input, e.g. its case's name; `nil` (the
+    ///     default) for no `input` dimension. Keep its values few: each is a time series per outcome.
+    ///   - recordProcessingTime: Whether to record each input's processing time in a timer.
+    ///   - factory: The metrics backend; by default the one `MetricsSystem` was bootstrapped with.
+    /// - Returns: A disposable that stops the recording.
+    @discardableResult
+    public func recordMetrics(
+        label: String = "automaton",
+        dimensions: [(String, String)] = [],
+        inputCase: (@Sendable (Input) -> String)? = nil,
+        recordProcessingTime: Bool = false,
+        factory: any MetricsFactory = MetricsSystem.factory
+    ) -> Disposable {
+        let recorder = AutomatonMetricsRecorder<Input>(
+            label: label, dimensions: dimensions, inputCase: inputCase, factory: factory)
+        let recording = CompositeDisposable()
+        recording += effectEvents.observe { event in
+            switch event {
+            case let .value(effectEvent): recorder.record(effectEvent)
+            case .completed, .interrupted: recorder.stop()
+            }
+        }
+        if recordProcessingTime {
+            let timer = Timer(label: label + ".processing.duration", dimensions: dimensions, factory: factory)
+            recording += observeProcessing { record in
+                recorder.recordReply(isSuccess: record.reply.isSuccess, input: record.reply.input)
+                let (seconds, attoseconds) = record.duration.components
+                timer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            }
+        } else {
+            recording += replies.observeValues { reply in
+                recorder.recordReply(isSuccess: reply.isSuccess, input: reply.input)
+            }
+        }
+        recording += { recorder.stop() }
+        return recording
+    }
+}
+
+/// The metrics of one `recordMetrics` call, and the effects it counts as running.
+final class AutomatonMetricsRecorder<Input: Sendable>: Sendable {
+    private struct CaseKey: Hashable {
+        var isSuccess: Bool
+        var inputCase: String
+    }
+
+    private struct Effects {
+        /// The effects started, and neither ended nor cancelled, since recording began.
+        var running: Set<UInt64> = []
+        var isStopped = false
+    }
+
+    private let label: String
+    private let dimensions: [(String, String)]
+    private let factory: any MetricsFactory
+    private let inputCase: (@Sendable (Input) -> String)?
+    /// The replies counters by outcome alone: without `inputCase` only (with it, a series without
+    /// the input dimension would be a wrong zero).
+    private let outcomeCounters: (success: Counter, failure: Counter)?
+    private let caseCounters = Locked<[CaseKey: Counter]>([:])
+    private let effectsStarted: Counter
+    private let effectsEnded: Counter
+    private let effectsCancelled: Counter
+    private let runningEffects: Meter
+    private let effects = Locked(Effects())
+
+    init(
+        label: String, dimensions: [(String, String)], inputCase: (@Sendable (Input) -> String)?,
+        factory: any MetricsFactory
+    ) {
+        self.label = label
+        self.dimensions = dimensions
+        self.factory = factory
+        self.inputCase = inputCase
+        let replies = label + ".replies"
+        if inputCase == nil {
+            outcomeCounters = (
+                Counter(label: replies, dimensions: dimensions + [("outcome", "success")], factory: factory),
+                Counter(label: replies, dimensions: dimensions + [("outcome", "failure")], factory: factory)
+            )
+        } else {
+            outcomeCounters = nil
+        }
+        let effects = label + ".effects"
+        effectsStarted = Counter(label: effects, dimensions: dimensions + [("event", "started")], factory: factory)
+        effectsEnded = Counter(label: effects, dimensions: dimensions + [("event", "ended")], factory: factory)
+        effectsCancelled = Counter(
+            label: effects, dimensions: dimensions + [("event", "cancelled")], factory: factory)
+        runningEffects = Meter(label: effects + ".running", dimensions: dimensions, factory: factory)
+    }
+
+    func recordReply(isSuccess: Bool, input: Input) {
+        if let outcomeCounters {
+            (isSuccess ? outcomeCounters.success : outcomeCounters.failure).increment()
+            return
+        }
+        guard let inputCase else { return }
+        let key = CaseKey(isSuccess: isSuccess, inputCase: inputCase(input))
+        let counter = caseCounters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = Counter(
+                label: label + ".replies",
+                dimensions: dimensions + [("outcome", isSuccess ? "success" : "failure"), ("input", key.inputCase)],
+                factory: factory)
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
+    }
+
+    func record(_ event: EffectEvent<Input>) {
+        switch event.kind {
+        case .started:
+            let isCounted = effects.withLock { effects in
+                guard !effects.isStopped else { return false }
+                effects.running.insert(event.id)
+                return true
+            }
+            guard isCounted else { return }
+            effectsStarted.increment()
+            runningEffects.increment()
+        case .ended, .cancelled:
+            let (isCounted, wasRunning) = effects.withLock { effects in
+                guard !effects.isStopped else { return (false, false) }
+                return (true, effects.running.remove(event.id) != nil)
+            }
+            guard isCounted else { return }
+            if case .ended = event.kind {
+                effectsEnded.increment()
+            } else {
+                effectsCancelled.increment()
+            }
+            if wasRunning {
+                runningEffects.decrement()
+            }
+        }
+    }
+
+    /// Stops recording effect events and takes the effects still counted off the meter. Idempotent.
+    func stop() {
+        let remaining = effects.withLock { effects in
+            guard !effects.isStopped else { return 0 }
+            effects.isStopped = true
+            defer { effects.running = [] }
+            return effects.running.count
+        }
+        if remaining > 0 {
+            runningEffects.decrement(by: Double(remaining))
+        }
+    }
+}
