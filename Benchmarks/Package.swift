@@ -48,6 +48,8 @@ let package = Package(
         // The server integrations, for what attaching each costs per input (the `integrations` group).
         .package(name: "AutomatonIntegrations", path: "../Integrations"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         // Counts heap allocations by defining malloc & co. in the executable (Linux/glibc only; elsewhere
@@ -63,7 +65,11 @@ let package = Package(
                 .product(name: "Signals", package: "Automaton"),
                 .product(name: "Automaton", package: "Automaton"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "AutomatonLogging", package: "AutomatonIntegrations"),
+                .product(name: "AutomatonMetrics", package: "AutomatonIntegrations"),
                 .product(name: "AutomatonTracing", package: "AutomatonIntegrations"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: (automatonEngine ? [.define("AUTOMATON_ENGINE")] : [])

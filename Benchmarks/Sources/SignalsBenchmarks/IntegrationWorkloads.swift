@@ -8,8 +8,24 @@
 
 #if AUTOMATON_ENGINE
     import Automaton
+    import AutomatonLogging
+    import AutomatonMetrics
     import AutomatonTracing
+    import Logging
+    import Metrics
     import Tracing
+
+    /// A log handler that takes every record at `.info` and above and keeps none: what logging costs
+    /// up to the handler (the metadata built, the handler called), not what a handler does.
+    struct DiscardingLogHandler: LogHandler {
+        var logLevel: Logger.Level = .info
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {}
+    }
 
     /// The integrations' workloads, each W2's or W3's loop on an automaton with `attach` applied.
     func integrationWorkloads(count: Int) -> [Workload] {
@@ -29,9 +45,16 @@
         }
         let observed: (Automaton<LoginState, LoginInput>) -> Void = { $0.observeProcessing { _ in } }
         let traced: (Automaton<LoginState, LoginInput>) -> Void = { $0.trace(with: NoOpTracer(), context: .topLevel) }
+        let logger = Logger(label: "benchmark") { _ in DiscardingLogHandler() }
+        let logged: (Automaton<LoginState, LoginInput>) -> Void = { $0.log(to: logger) }
+        let metered: (Automaton<LoginState, LoginInput>) -> Void = {
+            $0.recordMetrics(recordProcessingTime: true, factory: NOOPMetricsHandler.instance)
+        }
         return [
-            w2("", { _ in }), w2(", processing observed", observed), w2(", traced", traced),
-            w3("", { _ in }), w3(", processing observed", observed), w3(", traced", traced),
+            w2("", { _ in }), w2(", processing observed", observed), w2(", logged", logged), w2(", metered", metered),
+            w2(", traced", traced),
+            w3("", { _ in }), w3(", processing observed", observed), w3(", logged", logged), w3(", metered", metered),
+            w3(", traced", traced),
         ]
     }
 
