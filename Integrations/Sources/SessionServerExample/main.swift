@@ -1,14 +1,17 @@
 // A server-shaped program: 300 login sessions (connecting → authenticating → active → closed), driven
 // by 4 threads, their effects simulating I/O on a few queues. Each session logs through swift-log (JSON
-// lines; the first 12 are printed, the rest counted) and records metrics into an in-process backend;
-// a summary follows. Run it with `swift run --package-path Integrations session-server`.
+// lines; the first 12 are printed, the rest counted), records metrics into an in-process backend and
+// traces to swift-distributed-tracing's in-memory tracer; a summary follows. Run it with `swift run --package-path Integrations session-server`.
 
 import Automaton
 import AutomatonLogging
 import AutomatonMetrics
+import AutomatonTracing
 import Foundation
+import InMemoryTracing
 import Logging
 import Metrics
+import Tracing
 
 let sessionCount = 300
 let workerCount = 4
@@ -21,12 +24,8 @@ LoggingSystem.bootstrap { label in JSONLogHandler(label: label, output: logOutpu
 let metrics = InProcessMetrics()
 MetricsSystem.bootstrap(metrics)
 
-// Tracing: added with AutomatonTracing
-/// Where the tracer will be attached to each session, once AutomatonTracing's API has landed (a
-/// span per processed input, a child span per effect). Returns what stops the tracing; nothing yet.
-func attachTracing(to session: Automaton<SessionState, SessionInput>, id: Int) -> Disposable? {
-    nil
-}
+let tracer = InMemoryTracer()
+InstrumentationSystem.bootstrap(tracer)
 
 /// Makes session `id`, with its logging, metrics and tracing attached. Nothing needs keeping: they
 /// stop when the session is released.
@@ -37,7 +36,9 @@ func openSession(id: Int, io: QueueScheduler) -> Automaton<SessionState, Session
     logger[metadataKey: "session.id"] = "\(id)"
     session.log(to: logger)
     session.recordMetrics(label: "session", inputCase: \.caseName, recordProcessingTime: true)
-    _ = attachTracing(to: session, id: id)
+    var tracing = AutomatonTraceOptions<SessionState, SessionInput>()
+    tracing.attributes["session.id"] = id
+    session.trace(options: tracing)  // the bootstrapped tracer: a span per input, a child per effect
     return session
 }
 
@@ -102,11 +103,27 @@ print(
 print(
     "processing time (\(durations.count) inputs): p50 \(percentile(0.5)), p90 \(percentile(0.9)), "
         + "p99 \(percentile(0.99)), max \(percentile(1))")
+let spans = tracer.finishedSpans
+let inputSpans = spans.filter { $0.operationName == "automaton.input" }
+let effectSpans = spans.filter { $0.operationName == "automaton.effect" }
+let inputSpanIDs = Set(inputSpans.map(\.spanID))
+let effectSpanIDs = Set(effectSpans.map(\.spanID))
+let linked = inputSpans.filter { !$0.links.isEmpty }
+print(
+    "spans: \(inputSpans.count) input spans, \(effectSpans.count) effect spans (each a child of the input "
+        + "that made it), \(linked.count) inputs linked to the effect that sent them; "
+        + "\(tracer.activeSpans.count) still open")
 
 // The two integrations saw the same inputs: one reply record per counted reply, one timer value each.
 let replyRecords = logs.byLevel[.info, default: 0] + logs.byLevel[.warning, default: 0]
 let consistent =
     Int64(replyRecords) == successes + failures && durations.count == replyRecords && running.value == 0
-    && closed == sessionCount
+    && closed == sessionCount && inputSpans.count == replyRecords
+    && Int64(effectSpans.count) == total("session.effects{event=started")  // no effect waits or is dropped
+    && effectSpans.allSatisfy { $0.parentSpanID.map(inputSpanIDs.contains) == true }
+    && linked.allSatisfy { span in
+        span.links.allSatisfy { effectSpanIDs.contains($0.context.inMemorySpanContext?.spanID ?? "") }
+    }
+    && tracer.activeSpans.isEmpty
 print(consistent ? "check: consistent" : "check: INCONSISTENT")
 exit(consistent ? 0 : 1)
