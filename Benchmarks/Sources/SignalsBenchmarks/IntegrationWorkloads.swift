@@ -69,7 +69,8 @@
             for attached in measured[(plainIndex + 1)..<(plainIndex + measured.count / 2)] {
                 notes.append(
                     "integrations, \(attached.name): \(format(attached.median)) ns per input against "
-                        + "\(format(plain.median)) with nothing attached (+\(format(attached.median - plain.median)) ns)")
+                        + "\(format(plain.median)) with nothing attached (+\(format(attached.median - plain.median)) ns)"
+                )
             }
         }
         for note in notes { print("  " + note) }
