@@ -1,3 +1,5 @@
+import Signals
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -9,7 +11,6 @@
 #else
     import Dispatch
 #endif
-import Signals
 
 /// What an automaton did with one input, for instrumentation: logging, metrics and tracing (see
 /// `Automaton.observeProcessing(_:)`).

@@ -59,8 +59,9 @@ struct InputProcessingTests {
                 "\(Reply<Int, Chore>.success(.stop, 3, 3))",
             ])
         // The same replies, in the same order, as `replies` sent.
-        #expect(records.values.map { $0.components(separatedBy: " from").first!.components(separatedBy: ",").first! }
-            == replies.values.map { $0.components(separatedBy: ",").first! })
+        #expect(
+            records.values.map { $0.components(separatedBy: " from").first!.components(separatedBy: ",").first! }
+                == replies.values.map { $0.components(separatedBy: ",").first! })
     }
 
     @Test("the record of the input that made an effect comes before the effect's start, its inputs and its end")
@@ -80,14 +81,15 @@ struct InputProcessingTests {
             #expect(index != nil && index! > recordIndex, "\(values)")
         }
         // Each input's reply, then its record: five lines for the three inputs, in that order.
-        #expect(values.filter { !$0.hasPrefix("effect") } == [
-            "reply \(Reply<Int, Chore>.success(.start, 0, 1))",
-            "record \(Reply<Int, Chore>.success(.start, 0, 1)), made effect 0",
-            "reply \(Reply<Int, Chore>.success(.tick, 1, 2))",
-            "record \(Reply<Int, Chore>.success(.tick, 1, 2)) from effect 0",
-            "reply \(Reply<Int, Chore>.success(.tick, 2, 3))",
-            "record \(Reply<Int, Chore>.success(.tick, 2, 3)) from effect 0",
-        ])
+        #expect(
+            values.filter { !$0.hasPrefix("effect") } == [
+                "reply \(Reply<Int, Chore>.success(.start, 0, 1))",
+                "record \(Reply<Int, Chore>.success(.start, 0, 1)), made effect 0",
+                "reply \(Reply<Int, Chore>.success(.tick, 1, 2))",
+                "record \(Reply<Int, Chore>.success(.tick, 1, 2)) from effect 0",
+                "reply \(Reply<Int, Chore>.success(.tick, 2, 3))",
+                "record \(Reply<Int, Chore>.success(.tick, 2, 3)) from effect 0",
+            ])
     }
 
     @Test("a keyed effect dropped by its key's policy, and one waiting for its key, are named as made")
