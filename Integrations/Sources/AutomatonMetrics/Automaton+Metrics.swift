@@ -142,14 +142,21 @@ final class AutomatonMetricsRecorder<Input: Sendable>: Sendable {
         }
         guard let inputCase else { return }
         let key = CaseKey(isSuccess: isSuccess, inputCase: inputCase(input))
+        if let counter = caseCounters.withLock({ $0[key] }) {
+            counter.increment()
+            return
+        }
+        // Made with the lock released: the factory is the user's backend. Another thread may have made
+        // the same counter meanwhile; the first one stored is used, and this one, if unused, is let go
+        // of here, after the lock.
+        let made = Counter(
+            label: label + ".replies",
+            dimensions: dimensions + [("outcome", isSuccess ? "success" : "failure"), ("input", key.inputCase)],
+            factory: factory)
         let counter = caseCounters.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = Counter(
-                label: label + ".replies",
-                dimensions: dimensions + [("outcome", isSuccess ? "success" : "failure"), ("input", key.inputCase)],
-                factory: factory)
-            counters[key] = counter
-            return counter
+            if let existing = counters[key] { return existing }
+            counters[key] = made
+            return made
         }
         counter.increment()
     }
