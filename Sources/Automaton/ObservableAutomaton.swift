@@ -81,6 +81,8 @@ public final class ObservableAutomaton<State: Sendable, Input: Sendable> {
     /// A model of `automaton`, whose state it reads now and whose replies and effect events it applies
     /// from now on, on the main actor. The model keeps `automaton` alive; see the type's documentation
     /// for ownership and for when to make it.
+    ///
+    /// - Parameter automaton: the automaton to show and send to, kept alive by the model.
     public init(_ automaton: Automaton<State, Input>) {
         self.automaton = automaton
         state = automaton.state.value

@@ -60,10 +60,12 @@ struct SwiftUIArticleTests {
     @Test("the login screen draws the model, is redrawn once per applied transition, and its buttons send")
     func loginScreen() async {
         let scheduler = TestScheduler()
-        // DOCC-SWIFTUI-MAKE-MODEL-BEGIN
         let loginOK = SignalProducer<Input, Never>(value: .loginOK).delay(.seconds(1), on: scheduler)
-        let model = makeLoginMachine(loginOK: loginOK, logoutOK: .empty).observable()
+        // DOCC-SWIFTUI-MAKE-MODEL-BEGIN
+        // README-SWIFTUI-MAKE-MODEL-BEGIN
+        let model = makeLoginMachine(loginOK: loginOK, logoutOK: .empty).observable()  // on the main actor
         let screen = LoginScreen(model: model)
+        // README-SWIFTUI-MAKE-MODEL-END
         // DOCC-SWIFTUI-MAKE-MODEL-END
 
         var redraws = ChangeCount()
@@ -102,6 +104,28 @@ struct SwiftUIArticleTests {
             draw(screen).lines == [
                 "Text: Welcome", "Text: Cannot login while loggedIn", "Button: Log in (disabled)", "Button: Log out",
             ])
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+    @Test("a test reads the model as a view does, and awaits the main actor's deliveries")
+    func testingTheModel() async {
+        // DOCC-SWIFTUI-TEST-MODEL-BEGIN
+        let model = makeLoginMachine(loginOK: .empty, logoutOK: .empty).observable()
+        let redraws = MutableProperty(0)
+        _ = withObservationTracking {
+            model.state
+        } onChange: {
+            redraws.modify { $0 += 1 }
+        }
+
+        model.send(.login)
+        model.send(.logout)  // refused in loggingIn
+        #expect(model.state == .loggedOut)  // the replies are applied later, on the main actor
+        await Task { @MainActor in }.value  // the main-actor deliveries queued before it have run
+        #expect(model.state == .loggingIn)
+        #expect(model.lastReply == .failure(.logout, .loggingIn))
+        #expect(redraws.value == 1)  // a view that read the state is drawn again, once
+        // DOCC-SWIFTUI-TEST-MODEL-END
     }
 }
 
