@@ -27,11 +27,13 @@ import Signals
 ///   without the reply that made it. A `.failure` changes ``lastReply`` only, so a view that reads
 ///   only ``state`` is not redrawn by it. Replies that arrive together are applied in one main-actor
 ///   job, one after the other, and a view redraws once for them, with the last.
-/// - The first state: ``state`` starts as the automaton's `state.value`, read just after the model has
-///   subscribed to the replies. Make the model before other threads send inputs (right after the
-///   automaton, as `Automaton.observable()` in a view's owner does): if another thread is processing
-///   inputs while the model is made, the replies of transitions already visible in that first read are
-///   applied after it, so the model may show such a state, then the state before it, again, in order.
+/// - The first state: ``state`` starts as the automaton's `state.value`, read just after the model
+///   has subscribed to the replies, so no transition is missed: one made before the subscription is
+///   in that read, and every one made after it has its reply applied. If another thread is
+///   processing inputs while the model is made, the first replies applied may be of transitions that
+///   the read already showed, so the model may show a state, then the one before it, again, in order.
+///   A model made before other threads send inputs (right after the automaton, as a view's owner
+///   does) has no such window.
 /// - Ownership: the model keeps its ``automaton`` alive (strongly); the automaton keeps nothing of the
 ///   model (its observers hold the model weakly). Releasing the model disposes its observations of the
 ///   automaton at once, on whatever thread releases it, and releases its reference to the automaton:
@@ -80,7 +82,7 @@ public final class ObservableAutomaton<State: Sendable, Input: Sendable> {
 
     /// A model of `automaton`, whose state it reads now and whose replies and effect events it applies
     /// from now on, on the main actor. The model keeps `automaton` alive; see the type's documentation
-    /// for ownership and for when to make it.
+    /// for ownership and for the first state.
     ///
     /// - Parameter automaton: the automaton to show and send to, kept alive by the model.
     public init(_ automaton: Automaton<State, Input>) {
@@ -95,8 +97,10 @@ public final class ObservableAutomaton<State: Sendable, Input: Sendable> {
         observations += automaton.effectEvents.observeOnMainActor { [weak self] event in
             if case .value = event { self?.refreshRunningEffectCount() }
         }
-        // Read again now that the replies are observed: a transition made between the first read and
-        // the subscription has no reply to come (see "The first state" above).
+        // Read again now that the replies are observed, so that no transition is missed: one made
+        // before the subscription is in this read, one made after it has a reply to come (see "The
+        // first state" above). A lock cannot make the read and the subscription one step: an
+        // uncontended reply is delivered without the replies' lock.
         state = automaton.state.value
         runningEffectCount = automaton.runningEffectCount
     }
@@ -137,7 +141,7 @@ public final class ObservableAutomaton<State: Sendable, Input: Sendable> {
 extension Automaton {
     /// A model of this automaton for SwiftUI, on the main actor: see ``ObservableAutomaton``. It keeps
     /// the automaton alive; keep the model where the screen's owner keeps state (a parent view's or an
-    /// `App`'s `@State`), made once, before inputs arrive from other threads.
+    /// `App`'s `@State`), made once, before inputs arrive from other threads (see "The first state").
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor
     public func observable() -> ObservableAutomaton<State, Input> {

@@ -218,6 +218,51 @@ struct ObservableAutomatonTests {
     }
 }
 
+extension ObservableAutomatonTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+    @Test(
+        "models made while other threads transition miss no transition: their first reply starts at or before their state",
+        .timeLimit(.minutes(2)))
+    func modelsMadeDuringTransitions() async {
+        let automaton = Automaton<Int, Tick>(state: 0, mapping: { state, _ in state + 1 })
+        let stop = Locked(false)
+        /// Each model's first state and first reply; the model, until that reply is applied.
+        var firsts: [(state: Int, reply: Reply<Int, Tick>?)] = []
+        var models: [ObservableAutomaton<Int, Tick>?] = []
+
+        async let senders: Void = runOnThreads(2) { thread in
+            var index = 0
+            while !stop.withCriticalRegion({ $0 }) && index < 200_000 {
+                automaton.send(Tick(thread: thread, index: index))
+                index += 1
+            }
+        }
+        for position in 0..<20 {
+            let seen = automaton.state.value
+            for _ in 0..<100_000 where automaton.state.value == seen {}  // the senders go on meanwhile
+            let model = automaton.observable()
+            firsts.append((model.state, nil))
+            models.append(model)
+            model.didApplyReply = { reply in
+                if firsts[position].reply == nil { firsts[position].reply = reply }
+                models[position] = nil  // released: its later replies are dropped
+            }
+        }
+        stop.withCriticalRegion { $0 = true }
+        await senders
+        let last = automaton.state.value
+        await waitUntil { firsts.allSatisfy { $0.reply != nil || $0.state == last } }
+
+        // No transition is missed: the first reply applied starts at the first state or, if its
+        // transition was already in the state read when the model was made, before it; a model made
+        // after the last transition has the last state.
+        let missing = firsts.filter { first in
+            first.reply.map { $0.fromState > first.state } ?? (first.state != last)
+        }
+        #expect(missing.isEmpty, "\(missing)")
+    }
+}
+
 /// Reads the model's state and last reply as a view does: inside `withObservationTracking`, and again
 /// on the main actor after each change.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
