@@ -2,8 +2,9 @@
 // the toolchain on every platform (Linux included; on Apple platforms it is part of the OS from macOS 14
 // and iOS 17), so importing it adds no dependency, and `automaton.observable()` is then found where the
 // automaton is. The module keeps its platforms (macOS 13, iOS 16...): only this file's declarations are
-// gated by availability, and their references to Observation are weakly linked on older systems (as
-// TCA's observable `Store` does, which also imports Observation from a library that supports iOS 13).
+// gated by availability, and their references to Observation are weakly linked, as references to any
+// API newer than the deployment target are. (Not verified on an Apple platform here; TCA's observable
+// `Store` relies on the same, importing Observation from a library that supports iOS 13.)
 import Observation
 import Signals
 
@@ -56,7 +57,7 @@ public final class ObservableAutomaton<State: Sendable, Input: Sendable> {
     /// for every reply, in reply order, together with ``state``.
     public private(set) var lastReply: Reply<State, Input>?
 
-    /// How many effects ran, as of the last effect event applied on the main actor: a snapshot of the
+    /// How many effects are running, as of the last effect event applied on the main actor: a snapshot of the
     /// automaton's `runningEffectCount`, refreshed on the main actor after each effect event (started,
     /// ended, cancelled) and when the replies end. Changes only when the count does. Effect events are
     /// delivered in their own order, not interleaved with the replies: a view may see a reply before
