@@ -260,6 +260,7 @@ extension ObservableAutomatonTests {
             first.reply.map { $0.fromState > first.state } ?? (first.state != last)
         }
         #expect(missing.isEmpty, "\(missing)")
+        models.removeAll()  // the models' closures keep `models`
     }
 }
 
@@ -268,12 +269,14 @@ extension ObservableAutomatonTests {
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 @MainActor
 final class ViewRecorder {
-    let model: ObservableAutomaton<Int, Tick>
+    /// Weak: the model's observation registrar keeps the tracking closure, which keeps the recorder.
+    private weak var model: ObservableAutomaton<Int, Tick>?
     private(set) var seen: [Snapshot<Int, Tick>] = []
 
     init(_ model: ObservableAutomaton<Int, Tick>) { self.model = model }
 
     func draw() {
+        guard let model else { return }
         let snapshot = withObservationTracking {
             Snapshot(state: model.state, lastReply: model.lastReply)
         } onChange: {
