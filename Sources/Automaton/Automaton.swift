@@ -27,7 +27,8 @@
 /// running effects are disposed, `replies` is interrupted and `state` completes. When the automaton is
 /// released, `replies` completes, then every running effect is disposed, then `state` completes.
 /// Nothing in the package keeps an automaton alive: effects and the input signal hold only its
-/// internal engine.
+/// internal engine. (An ``ObservableAutomaton``, made by `observable()`, is an owner: it keeps the
+/// automaton it shows until it is released itself.)
 public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// A transition table without effects: the new state, or `nil` if the input does not apply.
     public typealias Mapping = @Sendable (State, Input) -> State?
