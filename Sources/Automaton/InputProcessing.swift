@@ -82,10 +82,12 @@ final class ProcessingObserver<State: Sendable, Input: Sendable>: Sendable {
 
 /// The clock of `InputProcessing.duration`: the monotonic clock, in nanoseconds, never 0 (0 stands for
 /// "not observed"). Read directly (`clock_gettime`): `DispatchTime.now()` cost five times as much
-/// (callgrind, "W2 Automaton, processing observed").
+/// (callgrind, "W2 Automaton, processing observed"). Never inlined: the `timespec` it passes by address
+/// gave the function it was inlined into (`process(_:)`) a stack protector, 5 instructions on every
+/// input, observed or not (W2 199 -> 204).
 @usableFromInline
 enum ProcessingClock {
-    @inlinable
+    @usableFromInline @inline(never)
     static var now: UInt64 {
         #if canImport(Glibc) || canImport(Musl) || canImport(Android)
             var time = timespec()

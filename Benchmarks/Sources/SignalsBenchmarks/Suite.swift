@@ -174,9 +174,11 @@ func runSuite(_ options: Options) throws {
             notes += million.notes
             barsMissed += million.barsMissed
         }
-        if options.selects("integrations") {
-            notes += try runIntegrations(options)
-        }
+        #if AUTOMATON_DSL
+            if options.selects("integrations") {
+                notes += try runIntegrations(options)
+            }
+        #endif
     #endif
 
     if options.selects("w1") {
