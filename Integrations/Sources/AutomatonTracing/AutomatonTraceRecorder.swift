@@ -68,15 +68,19 @@ final class AutomatonTraceRecorder: Sendable {
         let span: any Span
         /// The span's context, for links: read once, outside the lock.
         let context: ServiceContext
+        /// Whether the span records, read once, when it opened: a `started` event is applied only to
+        /// a span that records (the event and the key are all it adds).
+        let isRecording: Bool
         /// Actions not yet applied.
         var pending: [Action]
         /// Whether a thread is applying actions to the span (outside the lock): others only queue.
         /// While it is not, `pending` is empty.
         var isApplying = false
 
-        init(span: any Span, context: ServiceContext, pending: [Action] = []) {
+        init(span: any Span, context: ServiceContext, isRecording: Bool, pending: [Action] = []) {
             self.span = span
             self.context = context
+            self.isRecording = isRecording
             self.pending = pending
         }
     }
@@ -174,6 +178,7 @@ final class AutomatonTraceRecorder: Sendable {
                 return .none
             }
             guard event.endsSpan else {
+                guard slot.isRecording else { return .none }
                 slot.isApplying = true
                 return .apply(slot, evicted: nil)
             }
@@ -277,25 +282,29 @@ final class AutomatonTraceRecorder: Sendable {
         let parent = span.context
         span.end(at: now)
         let effectSpan = tracer.startSpan(effectSpanName, context: parent, ofKind: .internal, at: now)
-        if effectSpan.isRecording {
+        let isRecording = effectSpan.isRecording
+        if isRecording {
             effectSpan.updateAttributes { attributes in
                 attributes.merge(self.attributes)
                 attributes[TraceKey.effectID] = attribute(effect)
             }
         }
-        open(effectSpan, for: effect)
+        open(effectSpan, recording: isRecording, for: effect)
     }
 
     /// Puts the span of the effect `id` in the table, and applies the events that came before it.
-    private func open(_ span: any Span, for id: UInt64) {
+    /// `isRecording` is the span's, read when it started.
+    private func open(_ span: any Span, recording isRecording: Bool, for id: UInt64) {
+        // Read outside the lock: a span is the tracer's code.
         let context = span.context
         let (work, released) = table.withLock { table -> (Work?, [Any]) in
             guard !table.isClosed else {
-                return (Work(id: id, slot: Slot(span: span, context: context, pending: []), actions: [.detach]), [])
+                let slot = Slot(span: span, context: context, isRecording: isRecording)
+                return (Work(id: id, slot: slot, actions: [.detach]), [])
             }
             table.lastRecordedEffect = id
             guard !table.early.isEmpty else {
-                table.slots[id] = Slot(span: span, context: context)
+                table.slots[id] = Slot(span: span, context: context, isRecording: isRecording)
                 return (nil, [])
             }
             let early = table.early.removeValue(forKey: id) ?? []
@@ -305,7 +314,8 @@ final class AutomatonTraceRecorder: Sendable {
                 released.append(table.early.filter { $0.key < id })
                 table.early = table.early.filter { $0.key > id }
             }
-            table.slots[id] = Slot(span: span, context: context, pending: early.map(Action.event))
+            table.slots[id] = Slot(
+                span: span, context: context, isRecording: isRecording, pending: early.map(Action.event))
             return (table.takeWork(for: id), released)
         }
         _ = released
