@@ -4,11 +4,12 @@ import Tracing
 /// The spans of one traced automaton: it turns processing records into input spans and effect events
 /// into the effect spans' events and ends.
 ///
-/// Not generic: the generic entry points (`Automaton.makeTraceRecorder`, inlinable, so specialized
-/// in the client) turn each `InputProcessing<State, Input>` and `EffectEvent<Input>` into ids, flags
-/// and rendering closures, called only for a span that is recording; the tracer and its spans are
-/// held as existentials. Compiled once, here, specialized: unspecialized generic code looked up
-/// generic metadata at every event (callgrind: a third of the traced W3's instructions).
+/// Generic over the tracer only: the entry points (`Automaton.makeTraceRecorder`) turn each
+/// `InputProcessing<State, Input>` and `EffectEvent<Input>` into ids, flags and rendering closures,
+/// called only for a span that is recording. Everything is inlinable, so that it is specialized for
+/// the tracer in the client: run unspecialized, generic code looked up generic metadata at every
+/// event (callgrind: a third of the traced W3's instructions). (Holding the tracer and its spans as
+/// existentials, compiled here once, cost 7,804 instructions per traced W3 input against 7,220.)
 ///
 /// Two threads call it at once: the processing thread (`record`, one record at a time) and the
 /// thread delivering effect events (`handle(_:)`, one event at a time). The contracts order them
@@ -20,20 +21,20 @@ import Tracing
 /// outside it, in order, by one thread at a time, so that the tracer is never called with the lock
 /// held and a span never receives an event after its end.
 @usableFromInline
-final class AutomatonTraceRecorder: Sendable {
-    let tracer: any Tracer
-    let inputSpanName: String
-    let effectSpanName: String
+final class AutomatonTraceRecorder<T: Tracer>: Sendable {
+    @usableFromInline let tracer: T
+    @usableFromInline let inputSpanName: String
+    @usableFromInline let effectSpanName: String
     /// Added to every span.
-    let attributes: SpanAttributes
-    let marksFailuresAsErrors: Bool
+    @usableFromInline let attributes: SpanAttributes
+    @usableFromInline let marksFailuresAsErrors: Bool
     /// The parent of every input span.
-    let context: ServiceContext
-    let table: TracingLock<Table>
+    @usableFromInline let context: ServiceContext
+    @usableFromInline let table: TracingLock<Table>
 
-    @usableFromInline
+    @inlinable
     init(
-        tracer: any Tracer, inputSpanName: String, effectSpanName: String, attributes: SpanAttributes,
+        tracer: T, inputSpanName: String, effectSpanName: String, attributes: SpanAttributes,
         marksFailuresAsErrors: Bool, linkableEndedEffects: Int, context: ServiceContext
     ) {
         self.tracer = tracer
@@ -46,13 +47,14 @@ final class AutomatonTraceRecorder: Sendable {
     }
 
     /// Something to do to an effect span, in order.
+    @usableFromInline
     enum Action: Sendable {
         /// An event from `effectEvents`.
         case event(TraceEffectEvent)
         /// Tracing stops: end the span, `detached`.
         case detach
 
-        var isTerminal: Bool {
+        @inlinable var isTerminal: Bool {
             switch self {
             case .detach: return true
             case let .event(event): return event.endsSpan
@@ -64,20 +66,21 @@ final class AutomatonTraceRecorder: Sendable {
     /// actions reaches it again without a look-up, and a dictionary entry is not copied to be read.
     /// `pending` and `isApplying` are read and written only under the lock; `span` and `context` are
     /// constants.
+    @usableFromInline
     final class Slot {
-        let span: any Span
+        @usableFromInline let span: T.Span
         /// The span's context, for links: read once, outside the lock.
-        let context: ServiceContext
+        @usableFromInline let context: ServiceContext
         /// Whether the span records, read once, when it opened: a `started` event is applied only to
         /// a span that records (the event and the key are all it adds).
-        let isRecording: Bool
+        @usableFromInline let isRecording: Bool
         /// Actions not yet applied.
-        var pending: [Action]
+        @usableFromInline var pending: [Action]
         /// Whether a thread is applying actions to the span (outside the lock): others only queue.
         /// While it is not, `pending` is empty.
-        var isApplying = false
+        @usableFromInline var isApplying = false
 
-        init(span: any Span, context: ServiceContext, isRecording: Bool, pending: [Action] = []) {
+        @inlinable init(span: T.Span, context: ServiceContext, isRecording: Bool, pending: [Action] = []) {
             self.span = span
             self.context = context
             self.isRecording = isRecording
@@ -86,16 +89,25 @@ final class AutomatonTraceRecorder: Sendable {
     }
 
     /// Actions that the calling thread must apply to a span, outside the lock.
+    @usableFromInline
     struct Work {
-        let id: UInt64
-        let slot: Slot
-        let actions: [Action]
+        @usableFromInline let id: UInt64
+        @usableFromInline let slot: Slot
+        @usableFromInline let actions: [Action]
         /// The context the ring of ended effects let go of, to be released outside the lock (releasing
         /// a context may run user code: a `deinit`).
-        var evicted: ServiceContext?
+        @usableFromInline var evicted: ServiceContext?
+
+        @inlinable
+        init(id: UInt64, slot: Slot, actions: [Action]) {
+            self.id = id
+            self.slot = slot
+            self.actions = actions
+        }
     }
 
     /// What `handle(_:)` does with an event, decided under the lock.
+    @usableFromInline
     enum Delivery {
         /// Nothing now: queued for the thread applying actions to the span, kept for a record still
         /// to come, or ignored.
@@ -105,31 +117,32 @@ final class AutomatonTraceRecorder: Sendable {
         case apply(Slot, evicted: ServiceContext?)
     }
 
+    @usableFromInline
     struct Table {
         /// The open effect spans, by effect id.
-        var slots: [UInt64: Slot] = [:]
+        @usableFromInline var slots: [UInt64: Slot] = [:]
         /// Events of effects whose record has not been told yet (a `.queue` effect's, see the type's
         /// documentation), or never will be (effects made before tracing began): dropped when a later
         /// effect's record shows that theirs will not come.
-        var early: [UInt64: [TraceEffectEvent]] = [:]
+        @usableFromInline var early: [UInt64: [TraceEffectEvent]] = [:]
         /// The highest effect id a record named: effect ids grow in processing order, so an event of
         /// an effect at or below it, without a slot, belongs to an effect that has no span (made before
         /// tracing began) or whose span has ended; it is ignored.
-        var lastRecordedEffect: UInt64?
+        @usableFromInline var lastRecordedEffect: UInt64?
         /// The contexts of the most recently ended effect spans, for links.
-        var ended: RecentContexts
+        @usableFromInline var ended: RecentContexts
         /// Set by the termination or the disposal: nothing is added any more.
-        var isClosed = false
+        @usableFromInline var isClosed = false
         /// The observations of the automaton, kept for the disposal.
-        var observations: [Disposable] = []
+        @usableFromInline var observations: [Disposable] = []
 
-        init(linkCapacity: Int) {
+        @inlinable init(linkCapacity: Int) {
             ended = RecentContexts(capacity: linkCapacity)
         }
 
         /// Hands the slot's pending actions to the caller; removes the slot if one of them ends the
         /// span, else marks it applied.
-        private mutating func hand(_ slot: Slot, id: UInt64) -> Work {
+        @inlinable mutating func hand(_ slot: Slot, id: UInt64) -> Work {
             let actions = slot.pending
             slot.pending = []
             var isTerminal = false
@@ -149,14 +162,14 @@ final class AutomatonTraceRecorder: Sendable {
 
         /// Takes the slot's pending actions for the caller to apply, if no other thread is applying
         /// some; removes the slot if one of them ends the span.
-        mutating func takeWork(for id: UInt64) -> Work? {
+        @inlinable mutating func takeWork(for id: UInt64) -> Work? {
             guard let slot = slots[id], !slot.isApplying, !slot.pending.isEmpty else { return nil }
             return hand(slot, id: id)
         }
 
         /// The thread applying actions to `slot` is done with them: takes those queued meanwhile, if
         /// any, else marks the slot not applied. (A slot being applied stays in the table.)
-        mutating func takeMoreWork(for slot: Slot, id: UInt64) -> Work? {
+        @inlinable mutating func takeMoreWork(for slot: Slot, id: UInt64) -> Work? {
             guard !slot.pending.isEmpty else {
                 slot.isApplying = false
                 return nil
@@ -165,7 +178,7 @@ final class AutomatonTraceRecorder: Sendable {
         }
 
         /// Decides what becomes of an effect event (see `Delivery`).
-        mutating func deliver(_ event: TraceEffectEvent) -> Delivery {
+        @inlinable mutating func deliver(_ event: TraceEffectEvent) -> Delivery {
             guard !isClosed else { return .none }
             let id = event.id
             guard let slot = slots[id] else {
@@ -191,7 +204,7 @@ final class AutomatonTraceRecorder: Sendable {
 
     /// Keeps the automaton's observations for the disposal, or disposes them at once if tracing has
     /// already stopped (the automaton had terminated).
-    @usableFromInline
+    @inlinable
     func keep(_ events: Disposable, _ processing: Disposable) {
         let kept = table.withLock { table -> Bool in
             guard !table.isClosed else { return false }
@@ -205,19 +218,19 @@ final class AutomatonTraceRecorder: Sendable {
     }
 
     /// Stops tracing (`dispose()`): detaches from the automaton and ends the open effect spans.
-    @usableFromInline
+    @inlinable
     func detach() {
         close()
     }
 
     /// The automaton terminated (`effectEvents` ended, after every effect's last event): lets go of
     /// everything. Any span still open (none, if the automaton kept its contract) is ended, `detached`.
-    @usableFromInline
+    @inlinable
     func finish() {
         close()
     }
 
-    private func close() {
+    @inlinable func close() {
         let (observations, work, released) = table.withLock { table -> ([Disposable], [Work], [Any]) in
             guard !table.isClosed else { return ([], [], []) }
             table.isClosed = true
@@ -243,7 +256,7 @@ final class AutomatonTraceRecorder: Sendable {
     /// Records one input's span, and opens the span of the effect it made: the non-generic part of
     /// an `InputProcessing` record (see `Automaton.makeTraceRecorder`). `render` sets the attributes
     /// that render the input and the states; it is called only if the span is recording.
-    @usableFromInline
+    @inlinable
     func record(
         sender: UInt64?, effect: UInt64?, duration: Duration, isSuccess: Bool,
         render: (inout SpanAttributes) -> Void
@@ -294,7 +307,7 @@ final class AutomatonTraceRecorder: Sendable {
 
     /// Puts the span of the effect `id` in the table, and applies the events that came before it.
     /// `isRecording` is the span's, read when it started.
-    private func open(_ span: any Span, recording isRecording: Bool, for id: UInt64) {
+    @inlinable func open(_ span: T.Span, recording isRecording: Bool, for id: UInt64) {
         // Read outside the lock: a span is the tracer's code.
         let context = span.context
         let (work, released) = table.withLock { table -> (Work?, [Any]) in
@@ -326,7 +339,7 @@ final class AutomatonTraceRecorder: Sendable {
 
     /// Queues the event for its effect's span, and applies it if no other thread is applying events to
     /// that span.
-    @usableFromInline
+    @inlinable
     func handle(_ event: TraceEffectEvent) {
         guard case let .apply(slot, evicted) = table.withLock({ $0.deliver(event) }) else { return }
         let ended = apply(event, to: slot.span)
@@ -336,7 +349,7 @@ final class AutomatonTraceRecorder: Sendable {
 
     /// Applies `work`, then any action queued for the same span meanwhile, until none is left or the
     /// span has ended.
-    private func perform(_ work: Work) {
+    @inlinable func perform(_ work: Work) {
         for action in work.actions where apply(action, to: work.slot.span) {
             return
         }
@@ -345,7 +358,7 @@ final class AutomatonTraceRecorder: Sendable {
 
     /// The calling thread applies actions to `slot`: applies those queued meanwhile, until none is left
     /// or the span has ended.
-    private func applyQueued(to slot: Slot, id: UInt64) {
+    @inlinable func applyQueued(to slot: Slot, id: UInt64) {
         while let work = table.withLock({ $0.takeMoreWork(for: slot, id: id) }) {
             for action in work.actions where apply(action, to: slot.span) {
                 return
@@ -354,7 +367,7 @@ final class AutomatonTraceRecorder: Sendable {
     }
 
     /// Applies one action to an effect span; returns whether it ended the span.
-    private func apply(_ action: Action, to span: any Span) -> Bool {
+    @inlinable func apply(_ action: Action, to span: T.Span) -> Bool {
         switch action {
         case .detach:
             if span.isRecording { span.attributes[TraceKey.effectOutcome] = "detached" }
@@ -366,7 +379,7 @@ final class AutomatonTraceRecorder: Sendable {
     }
 
     /// Applies one effect event to its span; returns whether it ended the span.
-    private func apply(_ event: TraceEffectEvent, to span: any Span) -> Bool {
+    @inlinable func apply(_ event: TraceEffectEvent, to span: T.Span) -> Bool {
         switch event.kind {
         case .started:
             if span.isRecording {
@@ -402,7 +415,7 @@ final class AutomatonTraceRecorder: Sendable {
 
     /// The table's size: open effect spans, effects whose events came before their record, ended
     /// effects kept for links.
-    var tableSize: (open: Int, early: Int, ended: Int) {
+    @inlinable var tableSize: (open: Int, early: Int, ended: Int) {
         table.withLock { ($0.slots.count, $0.early.count, $0.ended.count) }
     }
 }
@@ -413,21 +426,21 @@ enum TraceKey {
     @usableFromInline static let input = "automaton.input"
     @usableFromInline static let from = "automaton.from"
     @usableFromInline static let to = "automaton.to"
-    static let outcome = "automaton.outcome"
-    static let effectID = "automaton.effect.id"
-    static let senderEffectID = "automaton.sender.effect.id"
-    static let effectKey = "automaton.effect.key"
-    static let effectOutcome = "automaton.effect.outcome"
-    static let cancellation = "automaton.effect.cancellation"
+    @usableFromInline static let outcome = "automaton.outcome"
+    @usableFromInline static let effectID = "automaton.effect.id"
+    @usableFromInline static let senderEffectID = "automaton.sender.effect.id"
+    @usableFromInline static let effectKey = "automaton.effect.key"
+    @usableFromInline static let effectOutcome = "automaton.effect.outcome"
+    @usableFromInline static let cancellation = "automaton.effect.cancellation"
 }
 
 /// An effect id as an attribute.
-func attribute(_ id: UInt64) -> SpanAttribute {
+@inlinable func attribute(_ id: UInt64) -> SpanAttribute {
     .int64(Int64(truncatingIfNeeded: id))
 }
 
 /// A duration in whole nanoseconds, 0 if negative.
-func nanoseconds(_ duration: Duration) -> UInt64 {
+@inlinable func nanoseconds(_ duration: Duration) -> UInt64 {
     if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
         // `components` divides 128-bit numbers (callgrind: 186 instructions); a duration under 18
         // seconds needs one 64-bit division.
@@ -446,19 +459,20 @@ func nanoseconds(_ duration: Duration) -> UInt64 {
 /// effect's bookkeeping (callgrind: 639 instructions an insertion, ring of 1,024); a look-up happens
 /// only for an input whose effect has ended, most often just before (found at once), and costs at most
 /// `capacity` comparisons.
+@usableFromInline
 struct RecentContexts {
-    let capacity: Int
-    private var entries: [(id: UInt64, context: ServiceContext)] = []
+    @usableFromInline let capacity: Int
+    @usableFromInline var entries: [(id: UInt64, context: ServiceContext)] = []
     /// The oldest entry once the ring is full; the next to be replaced.
-    private var oldest = 0
+    @usableFromInline var oldest = 0
 
-    init(capacity: Int) {
+    @inlinable init(capacity: Int) {
         self.capacity = capacity
     }
 
-    var count: Int { entries.count }
+    @inlinable var count: Int { entries.count }
 
-    subscript(id: UInt64) -> ServiceContext? {
+    @inlinable subscript(id: UInt64) -> ServiceContext? {
         for index in (0..<oldest).reversed() where entries[index].id == id {
             return entries[index].context
         }
@@ -470,7 +484,7 @@ struct RecentContexts {
 
     /// Keeps `context` (an effect ends once: `id` is not in the ring yet); returns the one it let go
     /// of, if the ring was full.
-    mutating func insert(_ context: ServiceContext, for id: UInt64) -> ServiceContext? {
+    @inlinable mutating func insert(_ context: ServiceContext, for id: UInt64) -> ServiceContext? {
         guard capacity > 0 else { return context }
         guard entries.count == capacity else {
             entries.append((id, context))
@@ -501,7 +515,7 @@ struct TraceEffectEvent: Sendable {
     @usableFromInline let kind: Kind
 
     /// Whether the event ends its effect's span: all but `started`.
-    var endsSpan: Bool {
+    @inlinable var endsSpan: Bool {
         if case .started = kind { return false }
         return true
     }

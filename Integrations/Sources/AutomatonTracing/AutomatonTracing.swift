@@ -82,9 +82,9 @@ extension Automaton {
     /// they turn each record and effect event into what the non-generic recorder needs (ids, flags,
     /// and closures that render inputs and states, called only for a recording span).
     @inlinable
-    func makeTraceRecorder(
-        tracer: some Tracer, options: AutomatonTraceOptions<State, Input>, context: ServiceContext
-    ) -> AutomatonTraceRecorder {
+    func makeTraceRecorder<T: Tracer>(
+        tracer: T, options: AutomatonTraceOptions<State, Input>, context: ServiceContext
+    ) -> AutomatonTraceRecorder<T> {
         let recorder = AutomatonTraceRecorder(
             tracer: tracer, inputSpanName: options.inputSpanName, effectSpanName: options.effectSpanName,
             attributes: options.attributes, marksFailuresAsErrors: options.marksFailuresAsErrors,

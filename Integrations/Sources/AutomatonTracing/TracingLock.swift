@@ -12,16 +12,18 @@
 
 /// A value guarded by a lock, for the tracing's table. Not recursive: `body` must call no user code
 /// (no tracer, no span, no user closure), so that the lock is never held across it.
+@usableFromInline
 final class TracingLock<Value>: @unchecked Sendable {
     // Safe: `value` is only read or written between `lock()` and `unlock()`. It lives in memory of its
     // own, not in a stored property: a class's `var` accessed `inout` costs a dynamic exclusivity check.
     #if canImport(WinSDK)
-        private let mutex: UnsafeMutablePointer<SRWLOCK>
+        @usableFromInline let mutex: UnsafeMutablePointer<SRWLOCK>
     #else
-        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     #endif
-    private let value: UnsafeMutablePointer<Value>
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
+    @inlinable
     init(_ value: Value) {
         self.value = .allocate(capacity: 1)
         self.value.initialize(to: value)
@@ -46,6 +48,7 @@ final class TracingLock<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` on the value with the lock held.
+    @inlinable
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         #if canImport(WinSDK)
             AcquireSRWLockExclusive(mutex)

@@ -289,7 +289,7 @@ struct AutomatonTracingTests {
         // `.fetch`, another thread opens the gate, so the first effect ends and the second one starts
         // and ends there, before the recorder has the second input's record.
         let earlyEvents = Counter()
-        let watched = Watched<AutomatonTraceRecorder>()
+        let watched = Watched<AutomatonTraceRecorder<InMemoryTracer>>()
         automaton.observeProcessing { record in
             guard record.effect == 1 else { return }
             let opened = DispatchSemaphore(value: 0)
