@@ -56,7 +56,7 @@ extension Automaton {
     ///     context, if any. Pass `.topLevel` to make every input span the root of its own trace.
     /// - Returns: a disposable that stops tracing (see Disposal). It keeps the tracing alive, not the
     ///   automaton; tracing runs until the termination even if it is discarded.
-    @discardableResult
+    @inlinable @discardableResult
     public func trace(
         with tracer: some Tracer,
         options: AutomatonTraceOptions<State, Input> = .init(),
@@ -68,7 +68,7 @@ extension Automaton {
 
     /// Traces this automaton with the tracer bootstrapped in `InstrumentationSystem` (a no-op tracer if
     /// there is none). See `trace(with:options:context:)`.
-    @discardableResult
+    @inlinable @discardableResult
     public func trace(
         options: AutomatonTraceOptions<State, Input> = .init(),
         context: ServiceContext = .current ?? .topLevel
@@ -77,18 +77,39 @@ extension Automaton {
     }
 
     /// Attaches a recorder; the tests read its table through it.
+    ///
+    /// Inlinable, so that the observers below are specialized for `State` and `Input` in the client:
+    /// they turn each record and effect event into what the non-generic recorder needs (ids, flags,
+    /// and closures that render inputs and states, called only for a recording span).
+    @inlinable
     func makeTraceRecorder<T: Tracer>(
         tracer: T, options: AutomatonTraceOptions<State, Input>, context: ServiceContext
-    ) -> AutomatonTraceRecorder<T, State, Input> {
-        let recorder = AutomatonTraceRecorder(tracer: tracer, options: options, context: context)
+    ) -> AutomatonTraceRecorder<T> {
+        let recorder = AutomatonTraceRecorder(
+            tracer: tracer, inputSpanName: options.inputSpanName, effectSpanName: options.effectSpanName,
+            attributes: options.attributes, marksFailuresAsErrors: options.marksFailuresAsErrors,
+            linkableEndedEffects: options.linkableEndedEffects, context: context)
+        let describeInput = options.describeInput
+        let describeState = options.describeState
         // Effect events first: an effect whose record the recorder sees then has all its events heard.
         let events = effectEvents.observe { [recorder] event in
             switch event {
-            case let .value(effectEvent): recorder.handle(effectEvent)
+            case let .value(effectEvent):
+                recorder.handle(TraceEffectEvent(effectEvent, describeInput: describeInput))
             case .completed, .interrupted: recorder.finish()
             }
         }
-        let processing = observeProcessing { [recorder] record in recorder.record(record) }
+        let processing = observeProcessing { [recorder] record in
+            let reply = record.reply
+            recorder.record(
+                sender: record.sentByEffect, effect: record.effect, duration: record.duration,
+                isSuccess: reply.isSuccess
+            ) { attributes in
+                attributes[TraceKey.input] = describeInput(reply.input)
+                attributes[TraceKey.from] = describeState(reply.fromState)
+                if let toState = reply.toState { attributes[TraceKey.to] = describeState(toState) }
+            }
+        }
         recorder.keep(events, processing)
         return recorder
     }

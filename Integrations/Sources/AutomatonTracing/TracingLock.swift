@@ -12,17 +12,21 @@
 
 /// A value guarded by a lock, for the tracing's table. Not recursive: `body` must call no user code
 /// (no tracer, no span, no user closure), so that the lock is never held across it.
+@usableFromInline
 final class TracingLock<Value>: @unchecked Sendable {
-    // Safe: `value` is only read or written between `lock()` and `unlock()`.
+    // Safe: `value` is only read or written between `lock()` and `unlock()`. It lives in memory of its
+    // own, not in a stored property: a class's `var` accessed `inout` costs a dynamic exclusivity check.
     #if canImport(WinSDK)
-        private let mutex: UnsafeMutablePointer<SRWLOCK>
+        @usableFromInline let mutex: UnsafeMutablePointer<SRWLOCK>
     #else
-        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     #endif
-    private var value: Value
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
+    @inlinable
     init(_ value: Value) {
-        self.value = value
+        self.value = .allocate(capacity: 1)
+        self.value.initialize(to: value)
         mutex = .allocate(capacity: 1)
         #if canImport(WinSDK)
             InitializeSRWLock(mutex)
@@ -39,9 +43,12 @@ final class TracingLock<Value>: @unchecked Sendable {
             mutex.deinitialize(count: 1)
         #endif
         mutex.deallocate()
+        value.deinitialize(count: 1)
+        value.deallocate()
     }
 
     /// Runs `body` on the value with the lock held.
+    @inlinable
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         #if canImport(WinSDK)
             AcquireSRWLockExclusive(mutex)
@@ -50,6 +57,6 @@ final class TracingLock<Value>: @unchecked Sendable {
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }
         #endif
-        return try body(&value)
+        return try body(&value.pointee)
     }
 }

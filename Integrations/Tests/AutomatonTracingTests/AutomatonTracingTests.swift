@@ -249,6 +249,29 @@ struct AutomatonTracingTests {
         disposable.dispose()
     }
 
+    @Test("spans that do not record: nothing rendered, effects still tracked until their end")
+    func nonRecordingSpans() {
+        let rendered = Counter()
+        var options = AutomatonTraceOptions<Phase, Command>()
+        options.describeInput = { input in
+            rendered.increment()
+            return "\(input)"
+        }
+        options.describeState = { state in
+            rendered.increment()
+            return "\(state)"
+        }
+        var automaton: Automaton<Phase, Command>? = scriptedAutomaton()
+        let recorder = automaton!.makeTraceRecorder(tracer: NoOpTracer(), options: options, context: .topLevel)
+        for command in [Command.bogus, .load, .search(1), .search(2), .fetch, .fetch] {
+            automaton!.send(command)
+        }
+        #expect(recorder.tableSize.open == 2)  // search(2)'s and the first fetch's effects run
+        automaton = nil
+        #expect(recorder.tableSize == (0, 0, 0))
+        #expect(rendered.value == 0)
+    }
+
     @Test("a queued effect that starts and ends on another thread before its input's record has its span")
     func eventsBeforeRecord() {
         let tracer = InMemoryTracer()
@@ -266,7 +289,7 @@ struct AutomatonTracingTests {
         // `.fetch`, another thread opens the gate, so the first effect ends and the second one starts
         // and ends there, before the recorder has the second input's record.
         let earlyEvents = Counter()
-        let watched = Watched<AutomatonTraceRecorder<InMemoryTracer, Int, Command>>()
+        let watched = Watched<AutomatonTraceRecorder<InMemoryTracer>>()
         automaton.observeProcessing { record in
             guard record.effect == 1 else { return }
             let opened = DispatchSemaphore(value: 0)
