@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
+        // The lock the metrics and tracing products share (not a product; underscored: not API).
+        .target(name: "_AutomatonIntegrationSupport"),
         .target(
             name: "AutomatonLogging",
             dependencies: [
@@ -33,6 +35,7 @@ let package = Package(
         .target(
             name: "AutomatonMetrics",
             dependencies: [
+                "_AutomatonIntegrationSupport",
                 .product(name: "Automaton", package: "Automaton"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
@@ -40,6 +43,7 @@ let package = Package(
         .target(
             name: "AutomatonTracing",
             dependencies: [
+                "_AutomatonIntegrationSupport",
                 .product(name: "Automaton", package: "Automaton"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]

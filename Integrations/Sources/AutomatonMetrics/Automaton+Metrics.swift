@@ -1,5 +1,6 @@
 import Automaton
 import CoreMetrics
+import _AutomatonIntegrationSupport
 
 extension Automaton {
     /// Records this automaton's replies, effects and, if asked, input-processing time as swift-metrics
@@ -103,12 +104,12 @@ final class AutomatonMetricsRecorder<Input: Sendable>: Sendable {
     /// The replies counters by outcome alone: without `inputCase` only (with it, a series without
     /// the input dimension would be a wrong zero).
     private let outcomeCounters: (success: Counter, failure: Counter)?
-    private let caseCounters = Locked<[CaseKey: Counter]>([:])
+    private let caseCounters = _IntegrationLock<[CaseKey: Counter]>([:])
     private let effectsStarted: Counter
     private let effectsEnded: Counter
     private let effectsCancelled: Counter
     private let runningEffects: Meter
-    private let effects = Locked(Effects())
+    private let effects = _IntegrationLock(Effects())
 
     init(
         label: String, dimensions: [(String, String)], inputCase: (@Sendable (Input) -> String)?,

@@ -1,5 +1,6 @@
 import Automaton
 import Tracing
+import _AutomatonIntegrationSupport
 
 /// The spans of one traced automaton: it turns processing records into input spans and effect events
 /// into the effect spans' events and ends.
@@ -30,7 +31,7 @@ final class AutomatonTraceRecorder<T: Tracer>: Sendable {
     @usableFromInline let marksFailuresAsErrors: Bool
     /// The parent of every input span.
     @usableFromInline let context: ServiceContext
-    @usableFromInline let table: TracingLock<Table>
+    @usableFromInline let table: _IntegrationLock<Table>
 
     @inlinable
     init(
@@ -43,7 +44,7 @@ final class AutomatonTraceRecorder<T: Tracer>: Sendable {
         self.attributes = attributes
         self.marksFailuresAsErrors = marksFailuresAsErrors
         self.context = context
-        table = TracingLock(Table(linkCapacity: max(0, linkableEndedEffects)))
+        table = _IntegrationLock(Table(linkCapacity: max(0, linkableEndedEffects)))
     }
 
     /// Something to do to an effect span, in order.
