@@ -74,6 +74,7 @@ extension AutomatonEngine {
     func complete() {
         repliesCore.send(.completed)
         endEffectEvents(with: .completed)
+        dropProcessingObservers()
     }
 
     /// The number of effects running now (started, not ended, not cancelled); effects waiting for

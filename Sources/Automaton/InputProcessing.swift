@@ -24,7 +24,7 @@ public struct InputProcessing<State: Sendable, Input: Sendable>: Sendable {
     /// `sender`, the `input` signal, a binding).
     public let sentByEffect: UInt64?
     /// The effect the transition made (its `EffectEvent.id`): started, waiting for its key (`.queue`) or
-    /// dropped (`.first`), as `effectEvents` reports next. `nil` for a failure, a transition without an
+    /// dropped (`.first`), as `effectEvents` reports. `nil` for a failure, a transition without an
     /// effect, and a `.cancel(key)` row.
     public let effect: UInt64?
     /// How long the input took: from the mapping's call to the end of the reply's delivery to the
@@ -42,7 +42,8 @@ public struct InputProcessing<State: Sendable, Input: Sendable>: Sendable {
 }
 
 extension Automaton {
-    /// Calls `observer` with an `InputProcessing` record for every input processed from now on.
+    /// Calls `observer` with an `InputProcessing` record for every input whose processing ends from now
+    /// on (the record is made when the input's reply has been delivered).
     ///
     /// For instrumentation (the `AutomatonLogging`, `AutomatonMetrics` and `AutomatonTracing`
     /// integrations use it). An automaton with no processing observer reads no clock and builds no
@@ -51,12 +52,14 @@ extension Automaton {
     /// - Threads and order: called on the thread processing the input, with no lock held, one input at
     ///   a time, in processing order: after the input's reply has been delivered to the `replies`
     ///   observers, and before the transition's effect starts (so an observer sees the record of the
-    ///   input that made an effect before any of that effect's inputs, and before `effectEvents` can
-    ///   report its end). Like a `replies` observer, it holds up processing while it runs; an input it
-    ///   sends is queued.
+    ///   input that made an effect before any of that effect's inputs, and, unless the effect waited
+    ///   for its key (`.queue`: it may start, and even end, on another thread as soon as the
+    ///   transition is committed), before `effectEvents` reports its start or end). Like a `replies`
+    ///   observer, it holds up processing while it runs; an input it sends is queued.
     /// - Termination: never called after `replies` has ended. The automaton lets go of `observer` when
-    ///   it terminates (released, or its input interrupted) or when the returned disposable is
-    ///   disposed, whichever comes first.
+    ///   `replies` ends (the automaton released, its input interrupted, or its input completed and
+    ///   every effect ended) or when the returned disposable is disposed, whichever comes first.
+    ///   Attaching after `replies` has ended returns a disposed disposable and keeps nothing.
     /// - Disposal: once `dispose()` has returned, `observer` is not called for inputs whose processing
     ///   starts afterwards; a call already under way on another thread may still finish.
     ///
@@ -118,7 +121,9 @@ extension AutomatonEngine {
     ) -> Disposable {
         let observer = ProcessingObserver(observe)
         let added = critical { machine -> Bool in
-            guard machine.phase != .terminated else { return false }
+            // After the termination, or after `replies` completed (its core is closed then, before the
+            // observers are dropped: see `complete()`), the observer could never be called.
+            guard machine.phase != .terminated, !repliesCore.hasTerminated else { return false }
             machine.processingObservers.append(observer)
             lifetimesLock.storeWord(UInt(machine.processingObservers.count))
             return true
@@ -160,7 +165,8 @@ extension AutomatonEngine {
         }
     }
 
-    /// Lets go of the processing observers when the automaton terminates, after the lock.
+    /// Lets go of the processing observers when `replies` ends (the termination, or `complete()`), after
+    /// the lock.
     @inlinable
     func dropProcessingObservers() {
         guard isProcessingObserved else { return }

@@ -172,6 +172,28 @@ struct InputProcessingTests {
         #expect(records.values == ["\(Reply<Int, Chore>.success(.stop, 0, 0))"])
     }
 
+    @Test(
+        "when replies complete (input completed, effects ended) the observer is let go of; attaching after does nothing"
+    )
+    func completionLetsGo() {
+        weak var watched: Token?
+        let (input, sink) = Signal<Chore, Never>.pipe()
+        let automaton = Automaton<Int, Chore>(state: 0, input: input, mapping: { state, _ in state + 1 })
+        let records = Recording<String>()
+        do {
+            let token = Token()
+            watched = token
+            automaton.observeProcessing { record in withExtendedLifetime(token) { records.append(line(record)) } }
+        }
+        sink.send(value: .stop)
+        #expect(watched != nil)
+        sink.sendCompleted()
+        #expect(watched == nil, "kept after replies completed")
+        let late = automaton.observeProcessing { records.append(line($0)) }
+        #expect(late.isDisposed)
+        #expect(records.values == ["\(Reply<Int, Chore>.success(.stop, 0, 1))"])
+    }
+
     @Test("the duration is measured, and two observers see the same records")
     func durationAndTwoObservers() {
         let automaton = jobAutomaton()

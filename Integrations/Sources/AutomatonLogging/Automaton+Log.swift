@@ -20,7 +20,9 @@ extension Automaton {
     ///   reply has been delivered to the `replies` observers and before its effect starts; an effect
     ///   event's record on the thread that sends the event (see `effectEvents`). So, for an input, the
     ///   records come in the engine's order: the effects it cancels, its reply, then the effect it
-    ///   starts; an effect's end comes from the thread where it ended. Records of one kind are never
+    ///   starts (except an effect that waited for its key, `.queue`: it may start, and end, on another
+    ///   thread before its input's reply is logged); an effect's end comes from the thread where it
+    ///   ended. Records of one kind are never
     ///   logged concurrently with each other; a reply's record and an effect event's record may be,
     ///   from two threads. The handler must be thread safe, as every `LogHandler` is.
     /// - Termination: when the automaton is released (or its input is interrupted), the cancellations

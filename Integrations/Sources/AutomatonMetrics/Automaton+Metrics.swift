@@ -40,7 +40,8 @@ extension Automaton {
     ///   `inputCase` then. Recording does not keep the automaton alive.
     /// - Disposal: once `dispose()` has returned, no reply of an input whose processing starts
     ///   afterwards is counted, no effect event is recorded, and the meter has been decremented by the
-    ///   effects still counted; a reply already being counted on another thread may still be.
+    ///   effects still counted; a reply or an effect event already being recorded on another thread
+    ///   may still be (so a shared meter may be off by one for that instant).
     ///
     /// - Parameters:
     ///   - label: The metrics' labels' prefix, e.g. `session`.

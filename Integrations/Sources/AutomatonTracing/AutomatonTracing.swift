@@ -143,7 +143,9 @@ public struct AutomatonTraceOptions<State: Sendable, Input: Sendable>: Sendable 
     /// How many of the most recently ended effects keep their span's context, so that the inputs they
     /// sent, still queued when they ended, are linked to their span. Default 1,024; 0 links only the
     /// inputs of effects still running. The memory of tracing is bounded by the running effects plus
-    /// this number.
+    /// this number, plus the events held for effects whose input's record has not come yet (effects
+    /// running when tracing began, or made by an input whose processing began before it): each held
+    /// until a later record, or the end.
     public var linkableEndedEffects: Int
 
     /// The default options.
