@@ -66,7 +66,9 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
 
     private let recorded = Locked<[Step<State, Input>]>([])
     private let reported = Locked<[String]>([])
-    /// Every effect started so far, asserted or not, in order: the input that started it, and its number.
+    /// The last effect each input started, asserted or not, in the order of those starts: the input
+    /// and the effect's number. One entry per input (by its `==`), so a long test keeps as many as it
+    /// has distinct inputs, not one per effect.
     private let started = Locked<[(input: Input, id: UInt64)]>([])
 
     /// A tester of `automaton`, whose effects run on `scheduler`. It records from now on.
@@ -79,7 +81,15 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
         }
         automaton.effectEvents.observeValues { [recorded, started] event in
             if case let .started(input) = event.kind {
-                started.withCriticalRegion { $0.append((input, event.id)) }
+                // The user's `==` runs here, with no lock held. Effect events are delivered one at a
+                // time, and only this observer changes `started`, so the index stays right.
+                let earlier = started.withCriticalRegion { $0 }.lastIndex { $0.input == input }
+                let replaced = started.withCriticalRegion { list -> (input: Input, id: UInt64)? in
+                    let old = earlier.map { list.remove(at: $0) }
+                    list.append((input, event.id))
+                    return old
+                }
+                withExtendedLifetime(replaced) {}  // the replaced input is let go of after the lock
             }
             recorded.withCriticalRegion { $0.append(Step(event)) }
         }
