@@ -187,6 +187,12 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
         return true
     }
 
+    /// How many inputs `effectID(startedBy:)` remembers an effect for: one per distinct input that
+    /// started one. For the package's tests.
+    package var startedEffectInputCount: Int {
+        started.withCriticalRegion { $0.count }
+    }
+
     /// The number of the effect `input` started last (`EffectEvent.id`), asserted or not, for
     /// `send(_:asIfFromEffect:)`; `nil` if `input` has started no effect since the tester was made.
     /// An effect that waited for its key (`.queue`) counts from its start; one that was dropped or

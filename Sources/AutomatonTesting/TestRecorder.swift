@@ -150,14 +150,7 @@ extension TestRecorder where Value: Equatable, Error: Equatable {
         _ comment: String? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        let actual = takeUnasserted().map(\.event)
-        guard actual != expected else { return true }
-        fail(
-            lineDifference(
-                expected: expected, actual: actual, header: comment ?? "the stream sent something else than expected",
-                describe: \.description),
-            at: sourceLocation)
-        return false
+        check(takeUnasserted().map(\.event), against: expected, comment, sourceLocation)
     }
 
     /// Asserts that exactly `expected` was recorded since the last assertion of this recorder, in this
@@ -170,7 +163,13 @@ extension TestRecorder where Value: Equatable, Error: Equatable {
         _ comment: String? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        let actual = takeUnasserted()
+        check(takeUnasserted(), against: expected, comment, sourceLocation)
+    }
+
+    /// Whether `actual` is `expected`; if not, records the line-by-line difference as a failure.
+    private func check<Element: Equatable & CustomStringConvertible>(
+        _ actual: [Element], against expected: [Element], _ comment: String?, _ sourceLocation: SourceLocation
+    ) -> Bool {
         guard actual != expected else { return true }
         fail(
             lineDifference(

@@ -263,6 +263,17 @@ struct AutomatonTesterTests {
         #expect(tester.failures == [])
     }
 
+    @Test("effectID(startedBy:) remembers one effect per distinct input, however many effects start")
+    func startedEffectsBounded() {
+        let scheduler = TestScheduler()
+        let tester = AutomatonTester(makePoller(scheduler: scheduler), scheduler: scheduler)
+        for _ in 0..<100 { tester.send(.tick) }
+        tester.send(.start)
+        #expect(tester.startedEffectInputCount == 2)
+        #expect(tester.effectID(startedBy: .tick) == 99)
+        #expect(tester.effectID(startedBy: .start) == 100)
+    }
+
     @Test("a started effect's number is reachable: effectID(startedBy:), and the recorded steps' effectID")
     func effectIDs() throws {
         let scheduler = TestScheduler()

@@ -29,6 +29,7 @@ public final class _IntegrationLock<Value>: @unchecked Sendable {
     #endif
     @usableFromInline let value: UnsafeMutablePointer<Value>
 
+    /// A lock guarding `value`. Thread safe to use from any thread once made.
     @inlinable
     public init(_ value: Value) {
         self.value = .allocate(capacity: 1)
