@@ -67,7 +67,11 @@ extension AutomatonEngine {
                 .success(pending.input, from, toState), sentBy: pending.origin?.id,
                 effect: decision == .none ? nil : prepared?.id, since: start)
         }
-        guard let record = consume prepared else { return }
+        guard let record = consume prepared else {
+            // A `.cancel` row, or a forwarding one (`EffectDirective.afterReply`): read only then.
+            if cancelKeys != nil, let afterReply = effect?.directiveBox?.afterReply { afterReply(self) }
+            return
+        }
         switch decision {
         case .none, .wait:
             break

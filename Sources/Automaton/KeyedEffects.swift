@@ -165,6 +165,9 @@ enum EffectDirective: Sendable {
     case keyed(EffectKey, EffectPolicy)
     /// Start nothing; cancel every running or waiting effect of each key.
     case cancel([EffectKey])
+    /// Start nothing; after the reply, on the processing thread, call the action with the engine (a
+    /// child automaton's forwarded input: see `ChildAutomata.send(_:to:)`).
+    case afterReply(@Sendable (AnyObject) -> Void)
 }
 
 /// An effect's directive, as the producer carries it: one class reference, which the engine reads
@@ -176,20 +179,25 @@ final class EffectDirectiveBox: Sendable {
     /// The key and policy of `.keyed`; `nil` for `.cancel`.
     @usableFromInline let key: EffectKey?
     @usableFromInline let policy: EffectPolicy?
-    /// The keys of `.cancel`; `nil` for `.keyed`.
+    /// The keys of `.cancel` (none for `.afterReply`, which the engine handles as a `.cancel` of no
+    /// key); `nil` for `.keyed`.
     @usableFromInline let cancelKeys: [EffectKey]?
+    /// The action of `.afterReply`; `nil` otherwise.
+    @usableFromInline let afterReply: (@Sendable (AnyObject) -> Void)?
 
     @inlinable
     init(_ directive: EffectDirective) {
         switch directive {
-        case let .keyed(key, policy): (self.key, self.policy, cancelKeys) = (key, policy, nil)
-        case let .cancel(keys): (key, policy, cancelKeys) = (nil, nil, keys)
+        case let .keyed(key, policy): (self.key, self.policy, cancelKeys, afterReply) = (key, policy, nil, nil)
+        case let .cancel(keys): (key, policy, cancelKeys, afterReply) = (nil, nil, keys, nil)
+        case let .afterReply(action): (key, policy, cancelKeys, afterReply) = (nil, nil, [], action)
         }
     }
 
     /// The directive.
     @inlinable
     var directive: EffectDirective {
+        if let afterReply { return .afterReply(afterReply) }
         if let cancelKeys { return .cancel(cancelKeys) }
         return .keyed(key.unsafelyUnwrapped, policy.unsafelyUnwrapped)
     }

@@ -64,7 +64,9 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
     /// The automaton, weakly: after `release()`, whether something else still holds it.
     private let watched: Locked<WeakAutomaton<State, Input>>
 
-    private let recorded = Locked<[Step<State, Input>]>([])
+    let recorded = Locked<[Step<State, Input>]>([])
+    /// The watches of children's replies (`recordReplies(of:)`), until the tester goes.
+    let childWatches = Locked<[ChildReplyWatch]>([])
     private let reported = Locked<[String]>([])
     /// The last effect each input started, asserted or not, in the order of those starts: the input
     /// and the effect's number. One entry per input (by its `==`), so a long test keeps as many as it
@@ -295,6 +297,8 @@ public struct Step<State: Sendable & Equatable, Input: Sendable & Equatable>: Se
     enum Kind: Sendable, Equatable {
         case reply(Reply<State, Input>)
         case effect(EffectEvent<Input>.Kind, key: EffectKey?)
+        /// A reply of the child automaton whose effect has this key (`AutomatonTester.recordReplies(of:)`).
+        case child(EffectKey, ChildReplyValue)
     }
 
     let kind: Kind
@@ -365,6 +369,8 @@ public struct Step<State: Sendable & Equatable, Input: Sendable & Equatable>: Se
         switch kind {
         case let .reply(reply):
             return "\(reply)"
+        case let .child(key, reply):
+            return "child [\(key)] \(reply.description)"
         case let .effect(kind, key):
             let name = "effect" + (key.map { " [\($0)]" } ?? "")
             switch kind {

@@ -174,6 +174,8 @@ struct EdgeEffect {
         case let .cancel(keys)?:
             starts = !producer.isEmpty
             cancelledKeys = keys
+        case .afterReply?:  // an input forwarded to a child automaton: no effect of this machine
+            break
         case nil:
             starts = !producer.isEmpty
         }

@@ -1,0 +1,147 @@
+import Signals
+
+/// A kind of child automaton that a parent runs many of, each under an id: one download machine per
+/// URL in a download manager.
+///
+/// It is a description (a name and how to make a child), not a container: the children live in the
+/// parent's effects, so one `ChildAutomata` can serve a table shared by many parents, and each parent
+/// has its own children. A parent's rows start, address and remove them:
+///
+/// ```swift
+/// let downloads = ChildAutomata<URL, DownloadState, DownloadInput>("downloads") { url in
+///     makeDownload(url)
+/// }
+/// let manager = Automaton<ManagerState, ManagerInput>(state: .idle) {
+///     .case(ManagerInput.add) { url in
+///         downloads.start(url) { reply in reply.toState == .finished ? .finished(url) : nil }
+///     }
+///     .case(ManagerInput.pause) { url in downloads.send(.pause, to: url) }
+///     .case(ManagerInput.remove) { url in downloads.remove(url) }
+/// }
+/// ```
+///
+/// - A child is an effect keyed by ``key(_:)`` (`downloads[url]`): the parent's effect events and an
+///   `AutomatonTester` say which child started, ended or was cancelled, and its policy decides what a
+///   second start with a running id does (`.latest`, the default, replaces the running child).
+/// - It lives while its effect lives: ``remove(_:)`` (or `.cancel(key)`), a `.latest` start of its id,
+///   the parent's interruption or release cancel the effect and release the child, which goes through
+///   its own release. It ends by itself only if its `replies` end.
+/// - Parent and child each process one input at a time and never inside each other; see
+///   `SignalProducer.child(_:replies:)` for the order of their replies.
+///
+/// Give each kind a name unique within its parent: children are found by name and id.
+public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sendable>: Sendable {
+    /// The kind's name: the first part of each child's key.
+    public let name: String
+    /// Makes the child of an id, on the thread that starts its effect.
+    let make: @Sendable (ID) -> Automaton<State, Input>
+
+    /// A kind named `name` whose child of `id` is `make(id)`.
+    public init(_ name: String, make: @escaping @Sendable (ID) -> Automaton<State, Input>) {
+        self.name = name
+        self.make = make
+    }
+
+    /// The effect key of the child `id`: what its effect events carry, and what `.cancel` takes.
+    public func key(_ id: ID) -> ChildKey<ID> {
+        ChildKey(name, id)
+    }
+
+    /// An effect that starts the child `id` and feeds each of its replies through `replies` to the
+    /// parent (`nil` ignores a reply). Keyed by ``key(_:)`` under `policy`.
+    public func start<ParentInput: Sendable>(
+        _ id: ID,
+        _ policy: EffectPolicy = .latest,
+        replies: @escaping @Sendable (Reply<State, Input>) -> ParentInput?
+    ) -> SignalProducer<ParentInput, Never> {
+        let key = EffectKey(key(id))
+        let make = make
+        return SignalProducer<ParentInput, Never> { observer, lifetime in
+            ChildRun.start({ make(id) }, key: key, observer: observer, lifetime: lifetime, replies: replies)
+        }
+        .keyed(key, policy)
+    }
+
+    /// An effect that starts the child `id` and feeds each state it enters (not its initial state)
+    /// through `states` to the parent. See ``start(_:_:replies:)``.
+    public func start<ParentInput: Sendable>(
+        _ id: ID,
+        _ policy: EffectPolicy = .latest,
+        states: @escaping @Sendable (State) -> ParentInput?
+    ) -> SignalProducer<ParentInput, Never> {
+        start(id, policy, replies: ChildRun.successes(states))
+    }
+
+    /// An effect that starts the child `id` and tells the parent nothing of it.
+    public func start<ParentInput: Sendable>(_ id: ID, _ policy: EffectPolicy = .latest) -> SignalProducer<
+        ParentInput, Never
+    > {
+        start(id, policy, replies: { _ in nil })
+    }
+
+    /// A row's effect that sends `input` to the running child `id` of this parent (to each, if several
+    /// run under `.merge`), after the parent's reply, on the processing thread. It starts no effect of
+    /// the parent (no effect events; it cancels nothing by key).
+    ///
+    /// If no child `id` runs (it has not started, has ended, waits under `.queue`), the input is
+    /// dropped. The child processes it at once if it is idle, on this thread; otherwise it is queued
+    /// behind the child's current input. What the child replies reaches the parent as an input queued
+    /// behind the one being processed.
+    ///
+    /// Return it from a row, unchanged: it needs the parent, which an operator applied to it (`map`,
+    /// `delay`) hides, and then it stops the process with a precondition failure when it runs.
+    public func send<ParentInput: Sendable>(_ input: Input, to id: ID) -> SignalProducer<ParentInput, Never> {
+        let key = EffectKey(key(id))
+        return SignalProducer<ParentInput, Never>.forwarding { engine in
+            for child in ChildRegistry.shared.children(of: engine, key: key) {
+                (child.automaton as? Automaton<State, Input>)?.send(input)
+            }
+        }
+    }
+
+    /// An effect that cancels the children `ids` (running, or waiting under `.queue`), which releases
+    /// them, before the parent's new state and reply, as `.cancel` does.
+    public func remove<ParentInput: Sendable>(_ ids: ID...) -> SignalProducer<ParentInput, Never> {
+        // Not `.cancel(keys...)`: an array passed to it would be one key.
+        SignalProducer<ParentInput, Never>.empty.attaching(
+            EffectDirectiveBox(.cancel(ids.map { EffectKey(key($0)) })))
+    }
+
+    /// The ids of `parent`'s running children of this kind, in the order they started. A snapshot:
+    /// children may start or end while it is read.
+    public func ids<ParentState, ParentInput>(in parent: Automaton<ParentState, ParentInput>) -> [ID] {
+        ChildRegistry.shared.allChildren(of: parent.engine).compactMap { child in
+            guard let key = child.key.value.base as? ChildKey<ID>, key.name == name else { return nil }
+            return key.id
+        }
+    }
+
+    /// The running child `id` of `parent`, if any (the first started, if several run under `.merge`).
+    ///
+    /// For reading and observing it. What holds the returned automaton keeps it alive after its effect
+    /// has ended (released by the parent, it no longer runs its effects); hold it no longer than needed,
+    /// and send to it through the parent's rows (``send(_:to:)``), not directly, so that the parent's
+    /// tests see each input.
+    public func child<ParentState, ParentInput>(_ id: ID, in parent: Automaton<ParentState, ParentInput>)
+        -> Automaton<State, Input>?
+    {
+        let key = EffectKey(key(id))
+        return ChildRegistry.shared.children(of: parent.engine, key: key).lazy
+            .compactMap { $0.automaton as? Automaton<State, Input> }.first
+    }
+
+    /// The current state of `parent`'s running child `id`, if any.
+    public func state<ParentState, ParentInput>(of id: ID, in parent: Automaton<ParentState, ParentInput>)
+        -> State?
+    {
+        child(id, in: parent)?.state.value
+    }
+}
+
+extension SignalProducer where Error == Never {
+    /// A row's effect that starts nothing: `action` runs after the parent's reply, on the processing
+    /// thread, with the parent's engine (`EffectDirective.afterReply`).
+    static func forwarding(_ action: @escaping @Sendable (AnyObject) -> Void) -> SignalProducer {
+        SignalProducer.empty.attaching(EffectDirectiveBox(.afterReply(action)))
+    }
+}

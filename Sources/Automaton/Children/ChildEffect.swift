@@ -1,0 +1,106 @@
+import Signals
+
+extension SignalProducer where Error == Never {
+    /// An effect that runs a child automaton: each start makes one with `make`, feeds each of its
+    /// replies through `replies` to this automaton (a `nil` result is ignored), and releases it when
+    /// the effect ends.
+    ///
+    /// The child lives exactly as long as the effect: the effect is cancelled as any other is (by a
+    /// `.latest` replacement, by its key if you key it, by the parent's interruption or release), and
+    /// its cancellation releases the child, which then goes through its own release (its `replies`
+    /// complete, its running effects are cancelled, its `state` completes). The effect ends by itself
+    /// when the child's `replies` end (a child made with an input signal that completes, once its
+    /// effects have ended), and never otherwise.
+    ///
+    /// Order: `make` runs once per start, on the thread that starts the effect, after the parent's
+    /// reply to the input that started it. A child's reply comes before the parent's reply to the input
+    /// `replies` made of it; those inputs are processed in the order of the child's replies, at this
+    /// effect's level of the parent's `.latest` tree, and queued behind the parent's current input when
+    /// the parent is processing: parent and child never process inside each other.
+    ///
+    /// This effect has no name: nothing can address the child. To send it inputs from the parent's
+    /// rows, or to list the children of a parent, use ``ChildAutomaton`` or ``ChildAutomata``.
+    ///
+    /// ```swift
+    /// .verify | .loggedOut => .verifying | .child({ makeTwoFactor() }) { reply in
+    ///     reply.toState == .accepted ? .verified : nil
+    /// }
+    /// ```
+    public static func child<ChildState: Sendable, ChildInput: Sendable>(
+        _ make: @escaping @Sendable () -> Automaton<ChildState, ChildInput>,
+        replies: @escaping @Sendable (Reply<ChildState, ChildInput>) -> Value?
+    ) -> SignalProducer {
+        SignalProducer { observer, lifetime in
+            ChildRun.start(make, key: nil, observer: observer, lifetime: lifetime, replies: replies)
+        }
+    }
+
+    /// An effect that runs a child automaton and feeds each state it enters (each `.success` reply's
+    /// `toState`, not its initial state) through `states` to this automaton. See
+    /// ``child(_:replies:)``.
+    public static func child<ChildState: Sendable, ChildInput: Sendable>(
+        _ make: @escaping @Sendable () -> Automaton<ChildState, ChildInput>,
+        states: @escaping @Sendable (ChildState) -> Value?
+    ) -> SignalProducer {
+        child(make, replies: ChildRun.successes(states))
+    }
+}
+
+/// One run of a child effect.
+enum ChildRun {
+    /// The mapping of replies that feeds only a `.success`'s `toState` to `states`.
+    static func successes<ChildState, ChildInput, ParentInput>(
+        _ states: @escaping @Sendable (ChildState) -> ParentInput?
+    ) -> @Sendable (Reply<ChildState, ChildInput>) -> ParentInput? {
+        { reply in
+            guard case let .success(_, _, toState) = reply else { return nil }
+            return states(toState)
+        }
+    }
+
+    /// Starts a child for the effect whose run is `observer` and `lifetime`: registered under `key`
+    /// (and the parent's engine) when there is one, so that the parent's rows and owner can find it.
+    static func start<ChildState: Sendable, ChildInput: Sendable, ParentInput: Sendable>(
+        _ make: @Sendable () -> Automaton<ChildState, ChildInput>,
+        key: EffectKey?,
+        observer: Observer<ParentInput, Never>,
+        lifetime: Lifetime,
+        replies toParent: @escaping @Sendable (Reply<ChildState, ChildInput>) -> ParentInput?
+    ) {
+        guard !lifetime.hasEnded else { return }  // cancelled before it could start: no child made
+        let child = make()
+        let registration: RegisteredChild?
+        if let key, let parent = lifetime.parentEngine {
+            let registered = RegisteredChild(
+                key: key, parent: ObjectIdentifier(parent), order: ChildRegistry.shared.nextOrder(), automaton: child)
+            // Watchers (a tester) attach before the child can reply, and before the parent hears of it.
+            for watcher in ChildRegistry.shared.add(registered, to: parent) where watcher.parent === parent {
+                watcher.action(registered)
+            }
+            registration = registered
+        } else {
+            registration = nil
+        }
+        let held = Locked<Automaton<ChildState, ChildInput>?>(child)
+        child.replies.observe { event in
+            switch event {
+            case let .value(reply):
+                if let input = toParent(reply) { observer.send(value: input) }
+            case .completed, .interrupted:
+                observer.sendCompleted()
+            }
+        }
+        lifetime.observeEnded {
+            if let registration {
+                ChildRegistry.shared.remove(registration)
+                withExtendedLifetime(registration.take()) {}
+            }
+            // The child's release (user code) happens here, with no lock held.
+            let released = held.withCriticalRegion { held in
+                defer { held = nil }
+                return held
+            }
+            withExtendedLifetime(released) {}
+        }
+    }
+}
