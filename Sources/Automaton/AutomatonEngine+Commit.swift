@@ -17,6 +17,13 @@ extension AutomatonEngine {
         // is retained and released around the call that reads it. A keyed effect's key and policy are
         // read by its record, straight from the producer (a local copy here retained the key once more).
         let cancelKeys = effect?.directiveBox?.cancelKeys
+        if let cancelKeys {
+            // Out of line: a `.cancel` row, or a forwarding row, starts no effect.
+            commitStartingNothing(
+                pending, from: from, to: toState, cancelKeys: cancelKeys,
+                afterReply: effect?.directiveBox?.afterReply, observedSince: start)
+            return
+        }
         // The producer moves into the record (the caller gives it up): no reference counting for it.
         // The record goes into the critical section unretained (this frame holds `prepared`): captured
         // as a reference, it was retained and released around it.
@@ -67,11 +74,7 @@ extension AutomatonEngine {
                 .success(pending.input, from, toState), sentBy: pending.origin?.id,
                 effect: decision == .none ? nil : prepared?.id, since: start)
         }
-        guard let record = consume prepared else {
-            // A `.cancel` row, or a forwarding one (`EffectDirective.afterReply`): read only then.
-            if cancelKeys != nil, let afterReply = effect?.directiveBox?.afterReply { afterReply(self) }
-            return
-        }
+        guard let record = consume prepared else { return }
         switch decision {
         case .none, .wait:
             break
@@ -91,6 +94,49 @@ extension AutomatonEngine {
             record.lifetime.end()
             emit(record, .cancelled(.dropped(by: pending.input)))
         }
+    }
+
+    /// `commit(...)` for a row that starts no effect: a `.cancel(keys)` row, or one that forwards an
+    /// input to a child automaton (`EffectDirective.afterReply`: `afterReply` runs after the reply, on
+    /// this thread, with no lock held). Apart from `commit(...)`, so that adding the forwarding rows
+    /// left the effect path's code as it was (it cost W3 12 instructions per input inside it).
+    @usableFromInline @inline(never)
+    func commitStartingNothing(
+        _ pending: PendingInput<State, Input>, from: State, to toState: State, cancelKeys: [EffectKey],
+        afterReply: (@Sendable (AnyObject) -> Void)?, observedSince start: UInt64
+    ) {
+        var cancelled = CancelledEffects<State, Input>()
+        var decision = EffectDecision.none
+        var result = critical {
+            $0.commitSuccess(
+                pending, prepared: nil, cancelKeys: cancelKeys, equalities: nil,
+                mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decision: &decision
+            )
+        }
+        if case .compareKeys = result {
+            result = commitComparingKeys(
+                pending, prepared: nil, cancelKeys: cancelKeys, cancelled: &cancelled, decision: &decision)
+        }
+        if case .aborted = result { return }
+        if case .committedSendingCancellations = result {
+            for effect in cancelled {
+                effectEventsCore.sendValue { Self.cancellation(of: effect, by: pending.input) }
+            }
+            finishEmitting()
+        }
+        if !cancelled.isEmpty {
+            for effect in cancelled {
+                effect.record.lifetime.end()
+            }
+        }
+        state = toState
+        stateStorage.set(toState)
+        repliesCore.send(.value(.success(pending.input, from, toState)))
+        if start != 0 {
+            announceProcessing(
+                .success(pending.input, from, toState), sentBy: pending.origin?.id, effect: nil, since: start)
+        }
+        afterReply?(self)
     }
 
     /// Commits again after a commit found keys that only their `==` can tell apart (see
