@@ -39,6 +39,7 @@ let scenarios: [(name: String, run: @Sendable () -> Bool)] = [
     ("Gauntlet traffic light: the inputs are target states, validated by shouldTransition(to:)", runTrafficLightDemo),
     ("A connection with associated values: a dropped attempt n is retried as attempt n + 1", runConnectionDemo),
     ("Keyed effects: a back-off timer survives an unrelated input under .latest, and fires", runKeyedEffectDemo),
+    ("Machines made of machines: a download manager runs one transfer machine per file", runChildrenDemo),
     ("Mealy machine (seed 003): a mapper's output is a postponed input, processed after the current one", runMealyDemo),
 ]
 
