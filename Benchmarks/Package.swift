@@ -36,6 +36,14 @@ let automatonGraph =
     && rootAutomatonSources(
         in: "/../Sources/Automaton/Graph", contain: ["public struct StateGraph<"], unlessForcedBy: "AUTOMATON_GRAPH")
 
+// And the child automata (issue 33) need `ChildAutomata` (a file under ../Sources/Automaton/Children
+// declaring it); AUTOMATON_CHILDREN=1 or =0 forces that choice.
+let automatonChildren =
+    automatonEngine
+    && rootAutomatonSources(
+        in: "/../Sources/Automaton/Children", contain: ["public struct ChildAutomata<"],
+        unlessForcedBy: "AUTOMATON_CHILDREN")
+
 // The benchmark package: a separate package so that only it depends on other packages (OpenCombine as
 // the peer). It depends on the root package by path; the hot loops live in `SignalsBenchmarks`, so the
 // libraries' `@inlinable` entry points are specialized here, as in a user's module.
@@ -75,6 +83,7 @@ let package = Package(
             swiftSettings: (automatonEngine ? [.define("AUTOMATON_ENGINE")] : [])
                 + (automatonDSL ? [.define("AUTOMATON_DSL")] : [])
                 + (automatonGraph ? [.define("AUTOMATON_GRAPH")] : [])
+                + (automatonChildren ? [.define("AUTOMATON_CHILDREN")] : [])
         ),
     ],
     swiftLanguageModes: [.v6]

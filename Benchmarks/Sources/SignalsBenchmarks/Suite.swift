@@ -174,6 +174,17 @@ func runSuite(_ options: Options) throws {
             notes += million.notes
             barsMissed += million.barsMissed
         }
+    #endif
+    // Child automata (issue 33): a child's start, input and release beside a hand-built child, then a
+    // million children started and released.
+    #if AUTOMATON_CHILDREN
+        if options.selects("children") {
+            let children = try runChildren(options)
+            notes += children.notes
+            barsMissed += children.barsMissed
+        }
+    #endif
+    #if AUTOMATON_ENGINE
         #if AUTOMATON_DSL
             if options.selects("integrations") {
                 notes += try runIntegrations(options)

@@ -8,19 +8,24 @@ import Signals
 /// has its own children. A parent's rows start, address and remove them:
 ///
 /// ```swift
-/// let downloads = ChildAutomata<URL, DownloadState, DownloadInput>("downloads") { url in
-///     makeDownload(url)
-/// }
-/// let manager = Automaton<ManagerState, ManagerInput>(state: .idle) {
-///     .case(ManagerInput.add) { url in
-///         downloads.start(url) { reply in reply.toState == .finished ? .finished(url) : nil }
-///     }
-///     .case(ManagerInput.pause) { url in downloads.send(.pause, to: url) }
-///     .case(ManagerInput.remove) { url in downloads.remove(url) }
-/// }
+/// let transfers = ChildAutomata<String, Transfer, TransferInput>("transfers") { _ in makeTransfer() }
+/// let downloads = Automaton<Int, DownloadsInput>(
+///     state: 0,
+///     table: [
+///         \.added | { count, _ in count } | { _, id in
+///             transfers.start(id, states: { state in state == .done ? .finished(id) : nil })
+///         },
+///         \.paused | { count, _ in count } | { _, id in transfers.send(.pause, to: id) },
+///         \.removed | { count, _ in count } | { _, id in transfers.remove(id) },
+///         \.finishedID | { count, _ in count + 1 } | { _, id in transfers.remove(id) },
+///     ])
 /// ```
 ///
-/// - A child is an effect keyed by ``key(_:)`` (`downloads[url]`): the parent's effect events and an
+/// Each case with an id is matched through a computed property of the input
+/// (`var added: String? { if case let .add(id) = self { id } else { nil } }`), and its rows take the
+/// state and the id: `\.added | { state, id in nextState } | { state, id in effect }`.
+///
+/// - A child is an effect keyed by ``key(_:)`` (`transfers[a.zip]`): the parent's effect events and an
 ///   `AutomatonTester` say which child started, ended or was cancelled, and its policy decides what a
 ///   second start with a running id does (`.latest`, the default, replaces the running child).
 /// - It lives while its effect lives: ``remove(_:)`` (or `.cancel(key)`), a `.latest` start of its id,

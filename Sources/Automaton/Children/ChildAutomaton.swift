@@ -15,15 +15,22 @@ public struct ChildAutomatonID: Hashable, Sendable, CustomStringConvertible {
 /// A ``ChildAutomata`` with one id; see it for the lifetime and order rules.
 ///
 /// ```swift
-/// let twoFactor = ChildAutomaton("twoFactor") { makeTwoFactor() }
-/// let login = Automaton<LoginState, LoginInput>(state: .loggedOut) {
-///     LoginInput.submit | .loggedOut => .verifying | twoFactor.start { reply in
-///         switch reply.toState { case .accepted?: .verified; case .rejected?: .rejected; default: nil }
-///     }
-///     .case(LoginInput.code) { code in twoFactor.send(.enter(code)) }
-///     LoginInput.cancel | .verifying => .loggedOut | twoFactor.stop()
-/// }
+/// let twoFactor = ChildAutomaton("twoFactor") { makeVerification(code: "123") }
+/// let signIn = Automaton<SignIn, SignInInput>(
+///     state: .signedOut,
+///     table: [
+///         .submit | .signedOut => .verifying | twoFactor.start(replies: verdict),
+///         \.code | { state, _ in state == .verifying ? .verifying : nil } | { _, code in
+///             twoFactor.send(.enter(code))
+///         },
+///         .verified | .verifying => .signedIn | twoFactor.stop(),
+///         .refused | .verifying => .signedOut | twoFactor.stop(),
+///         .cancel | .verifying => .signedOut | twoFactor.stop(),
+///     ])
 /// ```
+///
+/// where `verdict` maps the child's replies to the parent's inputs (`.accepted` to `.verified`, `.rejected` to
+/// `.refused`, `nil` to ignore a reply), and `var code: String?` on `SignInInput` matches `.code(_)`.
 public struct ChildAutomaton<State: Sendable, Input: Sendable>: Sendable {
     let kind: ChildAutomata<ChildAutomatonID, State, Input>
 

@@ -19,12 +19,15 @@ extension SignalProducer where Error == Never {
     /// the parent is processing: parent and child never process inside each other.
     ///
     /// This effect has no name: nothing can address the child. To send it inputs from the parent's
-    /// rows, or to list the children of a parent, use ``ChildAutomaton`` or ``ChildAutomata``.
+    /// rows, or to list the children of a parent, use ``ChildAutomaton`` or ``ChildAutomata``. It
+    /// suits a child with its own source of inputs: a quiz hosts a two-factor machine that reads its
+    /// codes from a keypad's signal, and hears each state it enters:
     ///
     /// ```swift
-    /// .verify | .loggedOut => .verifying | .child({ makeTwoFactor() }) { reply in
-    ///     reply.toState == .accepted ? .verified : nil
-    /// }
+    /// .ask | .idle => .asking
+    ///     | .child(
+    ///         { makeKeypadVerification(code: "42", keypad: keypad) },
+    ///         states: { state in state == .accepted ? .passed : .failed })
     /// ```
     public static func child<ChildState: Sendable, ChildInput: Sendable>(
         _ make: @escaping @Sendable () -> Automaton<ChildState, ChildInput>,
