@@ -4,7 +4,7 @@ import Testing
 /// Asserts that an exported diagram is exactly `expected` plus a final newline, line for line, and, when the environment
 /// names a directory in `AUTOMATON_DIAGRAM_DIR`, writes it there as `name` (CI renders every `.dot`
 /// file written there with `dot -Tsvg`, so that each DOT export the tests check is also proven to
-/// render).
+/// render, and checks the structure of every `.mmd` file with `.ci/check-mermaid`).
 func expectDiagram(
     _ actual: String,
     _ expected: String,
