@@ -80,7 +80,7 @@ struct CompositeGraphAnalysisTests {
     @Test("nesting in a state the parent's exploration did not find stops with a message that names it")
     func unknownHost() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let partial = StateGraph<SignInState, SignInInput>(
+            let partial = StateGraph<DiagramSignInState, DiagramSignInInput>(
                 from: .signedIn, table: [.signOut | .signedIn => .signedIn])
             _ = partial.composite().nesting(twoFactorGraph(), in: .verifying)
         }

@@ -6,71 +6,71 @@ import Signals
 // one download machine per URL while running or paused, beside a speed meter. Each graph is explored
 // from its table; the effects are built, never started.
 
-enum SignInState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramSignInState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case signedOut, verifying, signedIn
     var description: String { rawValue }
 }
 
-enum SignInInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramSignInInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case submitPassword, verified, failed, signOut
     var description: String { rawValue }
 }
 
-enum TwoFactorState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramTwoFactorState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case waitingForCode, checking, accepted
     var description: String { rawValue }
 }
 
-enum TwoFactorInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramTwoFactorInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case submit, valid, invalid
     var description: String { rawValue }
 }
 
-enum RequestState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramRequestState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case sending, waiting
     var description: String { rawValue }
 }
 
-enum RequestInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramRequestInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case sent, timeout
     var description: String { rawValue }
 }
 
-enum ManagerState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramManagerState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case idle, running, paused
     var description: String { rawValue }
     /// Whether downloads exist: running or paused.
     var hasDownloads: Bool { self != .idle }
 }
 
-enum ManagerInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramManagerInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case start, pause, resume, finish
     var description: String { rawValue }
 }
 
-enum DownloadState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramDownloadState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case queued, downloading, finished, failed
     var description: String { rawValue }
 }
 
-enum DownloadInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramDownloadInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case begin, complete, fail, retry
     var description: String { rawValue }
 }
 
-enum SpeedState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramSpeedState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case measuring, stalled
     var description: String { rawValue }
 }
 
-enum SpeedInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum DiagramSpeedInput: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case stall, recover
     var description: String { rawValue }
 }
 
 /// Signs in with a password, then verifies a second factor (the child machine) before signing in.
-func signInGraph() -> StateGraph<SignInState, SignInInput> {
-    let verify = SignalProducer<SignInInput, Never>(value: .verified)
+func signInGraph() -> StateGraph<DiagramSignInState, DiagramSignInInput> {
+    let verify = SignalProducer<DiagramSignInInput, Never>(value: .verified)
     return StateGraph(
         from: .signedOut,
         table: [
@@ -82,8 +82,8 @@ func signInGraph() -> StateGraph<SignInState, SignInInput> {
 }
 
 /// Waits for a code, checks it (with an effect), and accepts it or waits for another.
-func twoFactorGraph() -> StateGraph<TwoFactorState, TwoFactorInput> {
-    let check = SignalProducer<TwoFactorInput, Never>(value: .valid)
+func twoFactorGraph() -> StateGraph<DiagramTwoFactorState, DiagramTwoFactorInput> {
+    let check = SignalProducer<DiagramTwoFactorInput, Never>(value: .valid)
     return StateGraph(
         from: .waitingForCode,
         table: [
@@ -94,8 +94,8 @@ func twoFactorGraph() -> StateGraph<TwoFactorState, TwoFactorInput> {
 }
 
 /// Sends a request and waits for it, sending again on a timeout.
-func requestGraph() -> StateGraph<RequestState, RequestInput> {
-    let resend = SignalProducer<RequestInput, Never>(value: .sent)
+func requestGraph() -> StateGraph<DiagramRequestState, DiagramRequestInput> {
+    let resend = SignalProducer<DiagramRequestInput, Never>(value: .sent)
     return StateGraph(
         from: .sending,
         table: [
@@ -105,7 +105,7 @@ func requestGraph() -> StateGraph<RequestState, RequestInput> {
 }
 
 /// Starts, pauses, resumes and finishes a batch of downloads.
-func managerGraph() -> StateGraph<ManagerState, ManagerInput> {
+func managerGraph() -> StateGraph<DiagramManagerState, DiagramManagerInput> {
     StateGraph(
         from: .idle,
         table: [
@@ -117,8 +117,8 @@ func managerGraph() -> StateGraph<ManagerState, ManagerInput> {
 }
 
 /// One download: begins (with an effect), completes or fails, and retries a failure.
-func downloadGraph() -> StateGraph<DownloadState, DownloadInput> {
-    let fetch = SignalProducer<DownloadInput, Never>(value: .complete)
+func downloadGraph() -> StateGraph<DiagramDownloadState, DiagramDownloadInput> {
+    let fetch = SignalProducer<DiagramDownloadInput, Never>(value: .complete)
     return StateGraph(
         from: .queued,
         table: [
@@ -130,7 +130,7 @@ func downloadGraph() -> StateGraph<DownloadState, DownloadInput> {
 }
 
 /// Measures the transfer speed, noticing stalls.
-func speedGraph() -> StateGraph<SpeedState, SpeedInput> {
+func speedGraph() -> StateGraph<DiagramSpeedState, DiagramSpeedInput> {
     StateGraph(
         from: .measuring,
         table: [
