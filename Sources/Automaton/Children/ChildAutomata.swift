@@ -107,8 +107,9 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
             EffectDirectiveBox(.cancel(ids.map { EffectKey(key($0)) })))
     }
 
-    /// The ids of `parent`'s running children of this kind, in the order they started. A snapshot:
-    /// children may start or end while it is read.
+    /// The ids of `parent`'s running children of this kind, in the order they started (an id once per
+    /// running child: twice if two run under `.merge`; not a child waiting under `.queue`). A
+    /// snapshot: children may start or end while it is read.
     public func ids<ParentState, ParentInput>(in parent: Automaton<ParentState, ParentInput>) -> [ID] {
         ChildRegistry.shared.allChildren(of: parent.engine).compactMap { child in
             guard let key = child.key.value.base as? ChildKey<ID>, key.name == name else { return nil }
@@ -141,7 +142,16 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
 extension SignalProducer where Error == Never {
     /// A row's effect that starts nothing: `action` runs after the parent's reply, on the processing
     /// thread, with the parent's engine (`EffectDirective.afterReply`).
+    ///
+    /// The engine never starts it: it reads the directive and calls `action`. Started, it was hidden from
+    /// the engine (an operator applied to it, or a start outside a row), and stops the process.
     static func forwarding(_ action: @escaping @Sendable (AnyObject) -> Void) -> SignalProducer {
-        SignalProducer.empty.attaching(EffectDirectiveBox(.afterReply(action)))
+        SignalProducer { _, _ in
+            preconditionFailure(
+                "ChildAutomata.send(_:to:) (or ChildAutomaton.send(_:)) was started as an ordinary effect: an "
+                    + "operator applied to it (map, delay, ...) or a start outside an automaton's row hides the "
+                    + "parent it forwards to; return it from the row unchanged")
+        }
+        .attaching(EffectDirectiveBox(.afterReply(action)))
     }
 }
