@@ -69,17 +69,19 @@ enum ChildRun {
     ) {
         guard !lifetime.hasEnded else { return }  // cancelled before it could start: no child made
         let child = make()
-        let registration: RegisteredChild?
-        if let key, let parent = lifetime.parentEngine {
-            let registered = RegisteredChild(
-                key: key, parent: ObjectIdentifier(parent), order: ChildRegistry.shared.nextOrder(), automaton: child)
-            // Watchers (a tester) attach before the child can reply, and before the parent hears of it.
-            for watcher in ChildRegistry.shared.add(registered, to: parent) where watcher.parent === parent {
-                watcher.action(registered)
+        let parent = key == nil ? nil : lifetime.parentEngine
+        let registration = key.flatMap { key in
+            parent.map { parent in
+                RegisteredChild(
+                    key: key, parent: ObjectIdentifier(parent), order: ChildRegistry.shared.nextOrder(),
+                    automaton: child)
             }
-            registration = registered
-        } else {
-            registration = nil
+        }
+        if let registration, let parent {
+            // Watchers (a tester) attach before the child can reply, and before the parent hears of it.
+            for watcher in ChildRegistry.shared.watchers(of: parent) where watcher.parent === parent {
+                watcher.action(registration)
+            }
         }
         let held = Locked<Automaton<ChildState, ChildInput>?>(child)
         child.replies.observe { event in
@@ -89,6 +91,12 @@ enum ChildRun {
             case .completed, .interrupted:
                 observer.sendCompleted()
             }
+        }
+        // Found by the parent's rows (`send(_:to:)`) only now that its replies reach the parent: a
+        // `.queue` child starts on the thread where its predecessor ended, while the parent may be
+        // processing on another, and an input forwarded before would have had its reply lost.
+        if let registration, let parent {
+            ChildRegistry.shared.add(registration, to: parent)
         }
         lifetime.observeEnded {
             if let registration {
