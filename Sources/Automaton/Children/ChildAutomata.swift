@@ -49,6 +49,9 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
 
     /// An effect that starts the child `id` and feeds each of its replies through `replies` to the
     /// parent (`nil` ignores a reply). Keyed by ``key(_:)`` under `policy`.
+    ///
+    /// Return it from a row, unchanged: an operator applied to it (`map`, `delay`) hides its key and its
+    /// parent, and then it stops the process with a precondition failure when it starts.
     public func start<ParentInput: Sendable>(
         _ id: ID,
         _ policy: EffectPolicy = .latest,

@@ -68,8 +68,12 @@ enum ChildRun {
         replies toParent: @escaping @Sendable (Reply<ChildState, ChildInput>) -> ParentInput?
     ) {
         guard !lifetime.hasEnded else { return }  // cancelled before it could start: no child made
-        let child = make()
         let parent = key == nil ? nil : lifetime.parentEngine
+        precondition(
+            key == nil || parent != nil,
+            "ChildAutomata.start (or ChildAutomaton.start) was started outside an automaton's row, or wrapped in "
+                + "an operator (map, delay, ...), which hides its key and its parent: return it from the row unchanged")
+        let child = make()
         let registration = key.flatMap { key in
             parent.map { parent in
                 RegisteredChild(
