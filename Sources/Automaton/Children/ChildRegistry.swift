@@ -23,7 +23,7 @@ extension Lifetime {
 }
 
 /// One running child, registered under its parent's engine and its key while its effect runs.
-class RegisteredChild: @unchecked Sendable {
+final class RegisteredChild: @unchecked Sendable {
     // Safe: `key`, `parent` and `order` are set by `init` and never change; `automaton` is only read
     // and written under its lock.
     /// `EffectKey(ChildKey(name, id))`.
@@ -58,7 +58,8 @@ class RegisteredChild: @unchecked Sendable {
 /// Told of each child that starts under one parent, before the child processes anything (an
 /// `AutomatonTester` recording its children's replies).
 final class ChildWatcher: @unchecked Sendable {
-    // Safe: both fields are set by `init` and never change.
+    // Safe: both fields are set by `init`; `action` never changes, and `parent` changes only to `nil`,
+    // by the runtime, which reads and clears weak references atomically.
     /// The parent's engine, weakly: a watcher whose parent is gone is never called (its address may be
     /// another engine's by then).
     weak var parent: AnyObject?
