@@ -31,7 +31,7 @@ import Signals
 /// - It lives while its effect lives: ``remove(_:)`` (or `.cancel(key)`), a `.latest` start of its id,
 ///   the parent's interruption or release cancel the effect and release the child, which goes through
 ///   its own release. It ends by itself only if its `replies` end.
-/// - Parent and child each process one input at a time and never inside each other; see
+/// - Parent and child each process one input at a time, never interleaved; see
 ///   `SignalProducer.child(_:replies:)` for the order of their replies.
 ///
 /// Give each kind a name unique within its parent: children are found by name and id.
@@ -54,6 +54,9 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
 
     /// An effect that starts the child `id` and feeds each of its replies through `replies` to the
     /// parent (`nil` ignores a reply). Keyed by ``key(_:)`` under `policy`.
+    ///
+    /// Return it from a row, unchanged: an operator applied to it (`map`, `delay`) hides its key and its
+    /// parent, and then it stops the process with a precondition failure when it starts.
     public func start<ParentInput: Sendable>(
         _ id: ID,
         _ policy: EffectPolicy = .latest,
@@ -112,8 +115,9 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
             EffectDirectiveBox(.cancel(ids.map { EffectKey(key($0)) })))
     }
 
-    /// The ids of `parent`'s running children of this kind, in the order they started. A snapshot:
-    /// children may start or end while it is read.
+    /// The ids of `parent`'s running children of this kind, in the order they started (an id once per
+    /// running child: twice if two run under `.merge`; not a child waiting under `.queue`). A
+    /// snapshot: children may start or end while it is read.
     public func ids<ParentState, ParentInput>(in parent: Automaton<ParentState, ParentInput>) -> [ID] {
         ChildRegistry.shared.allChildren(of: parent.engine).compactMap { child in
             guard let key = child.key.value.base as? ChildKey<ID>, key.name == name else { return nil }
@@ -146,7 +150,16 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
 extension SignalProducer where Error == Never {
     /// A row's effect that starts nothing: `action` runs after the parent's reply, on the processing
     /// thread, with the parent's engine (`EffectDirective.afterReply`).
+    ///
+    /// The engine never starts it: it reads the directive and calls `action`. Started, it was hidden from
+    /// the engine (an operator applied to it, or a start outside a row), and stops the process.
     static func forwarding(_ action: @escaping @Sendable (AnyObject) -> Void) -> SignalProducer {
-        SignalProducer.empty.attaching(EffectDirectiveBox(.afterReply(action)))
+        SignalProducer { _, _ in
+            preconditionFailure(
+                "ChildAutomata.send(_:to:) (or ChildAutomaton.send(_:)) was started as an ordinary effect: an "
+                    + "operator applied to it (map, delay, ...) or a start outside an automaton's row hides the "
+                    + "parent it forwards to; return it from the row unchanged")
+        }
+        .attaching(EffectDirectiveBox(.afterReply(action)))
     }
 }

@@ -16,7 +16,8 @@ extension SignalProducer where Error == Never {
     /// reply to the input that started it. A child's reply comes before the parent's reply to the input
     /// `replies` made of it; those inputs are processed in the order of the child's replies, at this
     /// effect's level of the parent's `.latest` tree, and queued behind the parent's current input when
-    /// the parent is processing: parent and child never process inside each other.
+    /// the parent is processing (an idle parent processes them at once, on the child's thread): the two
+    /// never interleave their processing.
     ///
     /// This effect has no name: nothing can address the child. To send it inputs from the parent's
     /// rows, or to list the children of a parent, use ``ChildAutomaton`` or ``ChildAutomata``. It
@@ -71,18 +72,24 @@ enum ChildRun {
         replies toParent: @escaping @Sendable (Reply<ChildState, ChildInput>) -> ParentInput?
     ) {
         guard !lifetime.hasEnded else { return }  // cancelled before it could start: no child made
+        let parent = key == nil ? nil : lifetime.parentEngine
+        precondition(
+            key == nil || parent != nil,
+            "ChildAutomata.start (or ChildAutomaton.start) was started outside an automaton's row, or wrapped in "
+                + "an operator (map, delay, ...), which hides its key and its parent: return it from the row unchanged")
         let child = make()
-        let registration: RegisteredChild?
-        if let key, let parent = lifetime.parentEngine {
-            let registered = RegisteredChild(
-                key: key, parent: ObjectIdentifier(parent), order: ChildRegistry.shared.nextOrder(), automaton: child)
-            // Watchers (a tester) attach before the child can reply, and before the parent hears of it.
-            for watcher in ChildRegistry.shared.add(registered, to: parent) where watcher.parent === parent {
-                watcher.action(registered)
+        let registration = key.flatMap { key in
+            parent.map { parent in
+                RegisteredChild(
+                    key: key, parent: ObjectIdentifier(parent), order: ChildRegistry.shared.nextOrder(),
+                    automaton: child)
             }
-            registration = registered
-        } else {
-            registration = nil
+        }
+        if let registration, let parent {
+            // Watchers (a tester) attach before the child can reply, and before the parent hears of it.
+            for watcher in ChildRegistry.shared.watchers(of: parent) where watcher.parent === parent {
+                watcher.action(registration)
+            }
         }
         let held = Locked<Automaton<ChildState, ChildInput>?>(child)
         child.replies.observe { event in
@@ -92,6 +99,12 @@ enum ChildRun {
             case .completed, .interrupted:
                 observer.sendCompleted()
             }
+        }
+        // Found by the parent's rows (`send(_:to:)`) only now that its replies reach the parent: a
+        // `.queue` child starts on the thread where its predecessor ended, while the parent may be
+        // processing on another, and an input forwarded before would have had its reply lost.
+        if let registration, let parent {
+            ChildRegistry.shared.add(registration, to: parent)
         }
         lifetime.observeEnded {
             if let registration {

@@ -23,7 +23,7 @@ extension Lifetime {
 }
 
 /// One running child, registered under its parent's engine and its key while its effect runs.
-class RegisteredChild: @unchecked Sendable {
+final class RegisteredChild: @unchecked Sendable {
     // Safe: `key`, `parent` and `order` are set by `init` and never change; `automaton` is only read
     // and written under its lock.
     /// `EffectKey(ChildKey(name, id))`.
@@ -58,7 +58,8 @@ class RegisteredChild: @unchecked Sendable {
 /// Told of each child that starts under one parent, before the child processes anything (an
 /// `AutomatonTester` recording its children's replies).
 final class ChildWatcher: @unchecked Sendable {
-    // Safe: both fields are set by `init` and never change.
+    // Safe: both fields are set by `init`; `action` never changes, and `parent` changes only to `nil`,
+    // by the runtime, which reads and clears weak references atomically.
     /// The parent's engine, weakly: a watcher whose parent is gone is never called (its address may be
     /// another engine's by then).
     weak var parent: AnyObject?
@@ -104,38 +105,40 @@ package final class ChildRegistry: Sendable {
         }
     }
 
-    /// Registers `child` under `parent`; returns the watchers to tell, which the caller calls with no
-    /// lock held.
-    func add(_ child: RegisteredChild, to parent: AnyObject) -> [ChildWatcher] {
+    /// The watchers of `parent`'s children, to tell of a child about to be registered: the caller calls
+    /// them with no lock held.
+    func watchers(of parent: AnyObject) -> [ChildWatcher] {
+        let id = ObjectIdentifier(parent)
+        return shard(of: id).withCriticalRegion { parents in parents[id]?.watchers ?? [] }
+    }
+
+    /// Registers `child` under `parent`: from now on the parent's rows find it.
+    func add(_ child: RegisteredChild, to parent: AnyObject) {
         let id = ObjectIdentifier(parent)
         let hash = child.key.storage.hash
-        return shard(of: id).withCriticalRegion { parents in
+        shard(of: id).withCriticalRegion { parents in
             parents[id, default: Parent()].children[hash, default: []].append(child)
             parents[id]!.count += 1
-            return parents[id]!.watchers
         }
     }
 
     /// Removes `child` from its parent's children. The caller releases the child after it.
+    ///
+    /// In place: the parent's table is not copied (a copy made each removal quadratic in the number
+    /// of children a parent runs at once).
     func remove(_ child: RegisteredChild) {
         let id = child.parent
         let hash = child.key.storage.hash
         // What leaves the table is released after the lock (our own objects, but the last reference to
         // an entry could be this one, and its child with it).
-        var removed: [RegisteredChild] = []
+        var removed: RegisteredChild?
         var emptied: Parent?
         shard(of: id).withCriticalRegion { parents in
-            guard var entry = parents[id], var list = entry.children[hash],
-                let index = list.firstIndex(where: { $0 === child })
-            else { return }
-            removed.append(list.remove(at: index))
-            entry.children[hash] = list.isEmpty ? nil : list
-            entry.count -= 1
-            if entry.isEmpty {
-                emptied = parents.removeValue(forKey: id)
-            } else {
-                parents[id] = entry
-            }
+            guard let index = parents[id]?.children[hash]?.firstIndex(where: { $0 === child }) else { return }
+            removed = parents[id]!.children[hash]!.remove(at: index)
+            if parents[id]!.children[hash]!.isEmpty { parents[id]!.children[hash] = nil }
+            parents[id]!.count -= 1
+            if parents[id]!.isEmpty { emptied = parents.removeValue(forKey: id) }
         }
         withExtendedLifetime((removed, emptied)) {}
     }
@@ -173,17 +176,14 @@ package final class ChildRegistry: Sendable {
 
     /// Stops telling `watcher`.
     func unwatch(_ watcher: ChildWatcher, parent: ObjectIdentifier) {
+        var removed: [ChildWatcher] = []
         var emptied: Parent?
         shard(of: parent).withCriticalRegion { parents in
-            guard var entry = parents[parent] else { return }
-            entry.watchers.removeAll { $0 === watcher }
-            if entry.isEmpty {
-                emptied = parents.removeValue(forKey: parent)
-            } else {
-                parents[parent] = entry
-            }
+            guard let index = parents[parent]?.watchers.firstIndex(where: { $0 === watcher }) else { return }
+            removed.append(parents[parent]!.watchers.remove(at: index))
+            if parents[parent]!.isEmpty { emptied = parents.removeValue(forKey: parent) }
         }
-        withExtendedLifetime(emptied) {}
+        withExtendedLifetime((removed, emptied)) {}
     }
 }
 
