@@ -282,8 +282,10 @@ struct UnlockedReleaseTests {
 
 // MARK: Helpers
 
-/// How long a step may take before it counts as hung (waiting for a lock its own thread holds).
-private let hangSeconds = 30.0
+/// How long a step may take before it counts as hung (waiting for a lock its own thread holds). Far
+/// above any step's time: the whole suite in parallel on 2 cores (its thread tests spawn 4 threads
+/// each) once kept a detached task of the `values` tests from running for over 30 s.
+private let hangSeconds = 120.0
 
 /// Runs `body` on a thread of its own and waits for it; records an issue and returns false if it hangs.
 private func finishes(

@@ -100,7 +100,7 @@ import Testing
     /// 4 threads send into the parent (forwarded to their child) and straight into their child: each
     /// child counts every input once, and the parent hears each child's counts in the child's order.
     @Test func fourThreadsSendingIntoParentAndChildrenLoseNothingAndKeepEachChildsOrder() async {
-        for _ in 0..<20 {
+        for _ in 0..<10 {
             let counters = ChildAutomata<Int, Int, CounterInput>("counters") { _ in makeCounter() }
             let parent = makeCounting(counters)
             let heard = Locked<[Int: [Int]]>([:])
@@ -130,7 +130,7 @@ import Testing
     /// The parent is released on one thread while three others send into it and into its children:
     /// every child is released, none is left registered.
     @Test func releasingTheParentWhileThreadsSendReleasesEveryChild() async {
-        for _ in 0..<50 {
+        for _ in 0..<30 {
             let counters = ChildAutomata<Int, Int, CounterInput>("counters") { _ in makeCounter() }
             let holder = Locked<Automaton<Int, CountingInput>?>(makeCounting(counters))
             let parent = WeakBox(holder.withCriticalRegion { $0 })

@@ -13,7 +13,7 @@ import Testing
     }
 
     @Test func parentAndChildRepliesKeepTheirCausalOrderUnderFourThreads() async {
-        for _ in 0..<20 {
+        for _ in 0..<10 {
             let counters = ChildAutomata<Int, Int, CounterInput>("counters") { _ in makeCounter() }
             let parent = makeCounting(counters)
             let log = Locked<[Entry]>([])
