@@ -39,15 +39,17 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
     /// The kind's name: the first part of each child's key.
     public let name: String
     /// Makes the child of an id, on the thread that starts its effect.
-    let make: @Sendable (ID) -> Automaton<State, Input>
+    @usableFromInline let make: @Sendable (ID) -> Automaton<State, Input>
 
     /// A kind named `name` whose child of `id` is `make(id)`.
+    @inlinable
     public init(_ name: String, make: @escaping @Sendable (ID) -> Automaton<State, Input>) {
         self.name = name
         self.make = make
     }
 
     /// The effect key of the child `id`: what its effect events carry, and what `.cancel` takes.
+    @inlinable
     public func key(_ id: ID) -> ChildKey<ID> {
         ChildKey(name, id)
     }
@@ -57,6 +59,7 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
     ///
     /// Return it from a row, unchanged: an operator applied to it (`map`, `delay`) hides its key and its
     /// parent, and then it stops the process with a precondition failure when it starts.
+    @inlinable
     public func start<ParentInput: Sendable>(
         _ id: ID,
         _ policy: EffectPolicy = .latest,
@@ -72,6 +75,7 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
 
     /// An effect that starts the child `id` and feeds each state it enters (not its initial state)
     /// through `states` to the parent. See ``start(_:_:replies:)``.
+    @inlinable
     public func start<ParentInput: Sendable>(
         _ id: ID,
         _ policy: EffectPolicy = .latest,
@@ -81,6 +85,7 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
     }
 
     /// An effect that starts the child `id` and tells the parent nothing of it.
+    @inlinable
     public func start<ParentInput: Sendable>(_ id: ID, _ policy: EffectPolicy = .latest) -> SignalProducer<
         ParentInput, Never
     > {

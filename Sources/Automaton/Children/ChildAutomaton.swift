@@ -4,7 +4,7 @@ import Signals
 /// described by the name alone.
 public struct ChildAutomatonID: Hashable, Sendable, CustomStringConvertible {
     /// The only id.
-    public init() {}
+    @inlinable public init() {}
     /// Empty: a ``ChildKey`` of this id is described by its name.
     public var description: String { "" }
 }
@@ -32,9 +32,10 @@ public struct ChildAutomatonID: Hashable, Sendable, CustomStringConvertible {
 /// where `verdict` maps the child's replies to the parent's inputs (`.accepted` to `.verified`, `.rejected` to
 /// `.refused`, `nil` to ignore a reply), and `var code: String?` on `SignInInput` matches `.code(_)`.
 public struct ChildAutomaton<State: Sendable, Input: Sendable>: Sendable {
-    let kind: ChildAutomata<ChildAutomatonID, State, Input>
+    @usableFromInline let kind: ChildAutomata<ChildAutomatonID, State, Input>
 
     /// A child named `name`, made by `make` on each start.
+    @inlinable
     public init(_ name: String, make: @escaping @Sendable () -> Automaton<State, Input>) {
         kind = ChildAutomata(name) { _ in make() }
     }
@@ -47,6 +48,7 @@ public struct ChildAutomaton<State: Sendable, Input: Sendable>: Sendable {
 
     /// An effect that starts the child and feeds its replies through `replies` to the parent. Keyed by
     /// ``key`` under `policy`: by default a new start replaces a running child.
+    @inlinable
     public func start<ParentInput: Sendable>(
         _ policy: EffectPolicy = .latest,
         replies: @escaping @Sendable (Reply<State, Input>) -> ParentInput?
@@ -56,6 +58,7 @@ public struct ChildAutomaton<State: Sendable, Input: Sendable>: Sendable {
 
     /// An effect that starts the child and feeds each state it enters (not its initial state) through
     /// `states` to the parent.
+    @inlinable
     public func start<ParentInput: Sendable>(
         _ policy: EffectPolicy = .latest,
         states: @escaping @Sendable (State) -> ParentInput?
@@ -64,6 +67,7 @@ public struct ChildAutomaton<State: Sendable, Input: Sendable>: Sendable {
     }
 
     /// An effect that starts the child and tells the parent nothing of it.
+    @inlinable
     public func start<ParentInput: Sendable>(_ policy: EffectPolicy = .latest) -> SignalProducer<ParentInput, Never> {
         kind.start(ChildAutomatonID(), policy)
     }

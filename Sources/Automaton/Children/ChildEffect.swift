@@ -30,6 +30,7 @@ extension SignalProducer where Error == Never {
     ///         { makeKeypadVerification(code: "42", keypad: keypad) },
     ///         states: { state in state == .accepted ? .passed : .failed })
     /// ```
+    @inlinable
     public static func child<ChildState: Sendable, ChildInput: Sendable>(
         _ make: @escaping @Sendable () -> Automaton<ChildState, ChildInput>,
         replies: @escaping @Sendable (Reply<ChildState, ChildInput>) -> Value?
@@ -42,6 +43,7 @@ extension SignalProducer where Error == Never {
     /// An effect that runs a child automaton and feeds each state it enters (each `.success` reply's
     /// `toState`, not its initial state) through `states` to this automaton. See
     /// ``child(_:replies:)``.
+    @inlinable
     public static func child<ChildState: Sendable, ChildInput: Sendable>(
         _ make: @escaping @Sendable () -> Automaton<ChildState, ChildInput>,
         states: @escaping @Sendable (ChildState) -> Value?
@@ -50,9 +52,14 @@ extension SignalProducer where Error == Never {
     }
 }
 
-/// One run of a child effect.
+/// One run of a child effect. Its generic part is inlinable, so that a user's module specializes it
+/// for its own child and parent types (unspecialized, a child's start looked up type metadata at run
+/// time: about 12,000 of the 91,000 instructions a child's life cost, `Benchmarks/callgrind "children
+/// start+input+release"`); its bookkeeping of named children is not generic, and stays here.
+@usableFromInline
 enum ChildRun {
     /// The mapping of replies that feeds only a `.success`'s `toState` to `states`.
+    @inlinable
     static func successes<ChildState, ChildInput, ParentInput>(
         _ states: @escaping @Sendable (ChildState) -> ParentInput?
     ) -> @Sendable (Reply<ChildState, ChildInput>) -> ParentInput? {
@@ -64,6 +71,7 @@ enum ChildRun {
 
     /// Starts a child for the effect whose run is `observer` and `lifetime`: registered under `key`
     /// (and the parent's engine) when there is one, so that the parent's rows and owner can find it.
+    @inlinable
     static func start<ChildState: Sendable, ChildInput: Sendable, ParentInput: Sendable>(
         _ make: @Sendable () -> Automaton<ChildState, ChildInput>,
         key: EffectKey?,
@@ -72,25 +80,9 @@ enum ChildRun {
         replies toParent: @escaping @Sendable (Reply<ChildState, ChildInput>) -> ParentInput?
     ) {
         guard !lifetime.hasEnded else { return }  // cancelled before it could start: no child made
-        let parent = key == nil ? nil : lifetime.parentEngine
-        precondition(
-            key == nil || parent != nil,
-            "ChildAutomata.start (or ChildAutomaton.start) was started outside an automaton's row, or wrapped in "
-                + "an operator (map, delay, ...), which hides its key and its parent: return it from the row unchanged")
+        let parent = parentEngine(of: lifetime, key: key)
         let child = make()
-        let registration = key.flatMap { key in
-            parent.map { parent in
-                RegisteredChild(
-                    key: key, parent: ObjectIdentifier(parent), order: ChildRegistry.shared.nextOrder(),
-                    automaton: child)
-            }
-        }
-        if let registration, let parent {
-            // Watchers (a tester) attach before the child can reply, and before the parent hears of it.
-            for watcher in ChildRegistry.shared.watchers(of: parent) where watcher.parent === parent {
-                watcher.action(registration)
-            }
-        }
+        let registration = prepare(child, key: key, parent: parent)
         let held = Locked<Automaton<ChildState, ChildInput>?>(child)
         child.replies.observe { event in
             switch event {
@@ -100,17 +92,9 @@ enum ChildRun {
                 observer.sendCompleted()
             }
         }
-        // Found by the parent's rows (`send(_:to:)`) only now that its replies reach the parent: a
-        // `.queue` child starts on the thread where its predecessor ended, while the parent may be
-        // processing on another, and an input forwarded before would have had its reply lost.
-        if let registration, let parent {
-            ChildRegistry.shared.add(registration, to: parent)
-        }
+        publish(registration, parent: parent)
         lifetime.observeEnded {
-            if let registration {
-                ChildRegistry.shared.remove(registration)
-                withExtendedLifetime(registration.take()) {}
-            }
+            unregister(registration)
             // The child's release (user code) happens here, with no lock held.
             let released = held.withCriticalRegion { held in
                 defer { held = nil }
@@ -118,5 +102,49 @@ enum ChildRun {
             }
             withExtendedLifetime(released) {}
         }
+    }
+
+    /// The parent's engine, for a named child (`key` not `nil`); stops the process if the effect was
+    /// started where none can be found.
+    @usableFromInline
+    static func parentEngine(of lifetime: Lifetime, key: EffectKey?) -> AnyObject? {
+        let parent = key == nil ? nil : lifetime.parentEngine
+        precondition(
+            key == nil || parent != nil,
+            "ChildAutomata.start (or ChildAutomaton.start) was started outside an automaton's row, or wrapped in "
+                + "an operator (map, delay, ...), which hides its key and its parent: return it from the row unchanged")
+        return parent
+    }
+
+    /// The registration of a named child, made before the child can reply; the watchers (a tester) are
+    /// told of it now, before the parent hears of the child.
+    @usableFromInline
+    static func prepare(_ child: AnyObject, key: EffectKey?, parent: AnyObject?) -> RegisteredChild? {
+        guard let key, let parent else { return nil }
+        let registration = RegisteredChild(
+            key: key, parent: ObjectIdentifier(parent), order: ChildRegistry.shared.nextOrder(), automaton: child)
+        for watcher in ChildRegistry.shared.watchers(of: parent) where watcher.parent === parent {
+            watcher.action(registration)
+        }
+        return registration
+    }
+
+    /// Registers a named child, found by the parent's rows (`send(_:to:)`) from now on: only once its
+    /// replies reach the parent, because a `.queue` child starts on the thread where its predecessor
+    /// ended, while the parent may be processing on another, and an input forwarded before would have
+    /// had its reply lost.
+    @usableFromInline
+    static func publish(_ registration: RegisteredChild?, parent: AnyObject?) {
+        guard let registration, let parent else { return }
+        ChildRegistry.shared.add(registration, to: parent)
+    }
+
+    /// Unregisters a named child whose effect has ended, and lets go of the registry's reference to it
+    /// (released with no lock held).
+    @usableFromInline
+    static func unregister(_ registration: RegisteredChild?) {
+        guard let registration else { return }
+        ChildRegistry.shared.remove(registration)
+        withExtendedLifetime(registration.take()) {}
     }
 }

@@ -11,6 +11,7 @@ public struct ChildKey<ID: Hashable & Sendable>: Hashable, Sendable, CustomStrin
     public let id: ID
 
     /// The key of the child `id` of the kind `name`.
+    @inlinable
     public init(_ name: String, _ id: ID) {
         self.name = name
         self.id = id

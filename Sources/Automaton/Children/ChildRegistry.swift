@@ -23,6 +23,7 @@ extension Lifetime {
 }
 
 /// One running child, registered under its parent's engine and its key while its effect runs.
+@usableFromInline
 final class RegisteredChild: @unchecked Sendable {
     // Safe: `key`, `parent` and `order` are set by `init` and never change; `automaton` is only read
     // and written under its lock.
