@@ -200,6 +200,29 @@ struct TestClockTests {
         #expect(seen == Array(1...50))
         #expect(scheduler.pendingActionCount == 0)
     }
+
+    // The serialized CI jobs' hang (Verification/HANG.md): before a01144e a sleeper was counted before
+    // its wake-up was scheduled, at a delay from a clock read earlier, so a test that saw it asleep could
+    // advance first and the wake-up fell after the advance; `manySleepers` then awaited it forever.
+    // Fifty sleepers keep both threads of the pool busy, which is what opens that window. Here a late
+    // wake-up is still pending after its step, so the test fails instead of hanging.
+    @Test("every sleeper waitForSleepers counted is woken by the advance that reaches its deadline, 200 times over")
+    func countedSleepersWakeOnTime() async {
+        for _ in 0..<200 {
+            let scheduler = TestScheduler()
+            let clock = scheduler.clock
+            let tasks = (1...50).map { index in
+                Task { try await clock.sleep(for: .milliseconds(10 * index)) }
+            }
+            await clock.waitForSleepers(50)
+            for step in 1...50 {
+                await clock.advance(by: .milliseconds(10))
+                #expect(scheduler.pendingActionCount == 50 - step)
+            }
+            for task in tasks { task.cancel() }  // ends a sleep left over, so a failure cannot hang the test
+            for task in tasks { _ = try? await task.value }
+        }
+    }
 }
 
 /// Main-actor state, as a view model holds it.
