@@ -1,26 +1,37 @@
 import Automaton
 import Signals
+import Testing
 
 extension AutomatonTester {
     /// Records the replies of the automaton's children of `kind` among its own steps, in one list:
     /// each as a `.child(key, reply)` step, before the parent's reply to the input it maps to.
     ///
-    /// Call it before the children start: a child that started before is not recorded. The tester
-    /// records until it goes.
+    /// Call it before the children start: a child that started before is not recorded, and a call made
+    /// while children of the kind run records an issue at `sourceLocation`. The tester records until it
+    /// goes.
     ///
     /// ```swift
     /// tester.recordReplies(of: twoFactor)
     /// tester.send(.code("123"))
     /// tester.expect([
     ///     .success(.code("123"), .verifying, .verifying),
-    ///     .child(twoFactor.key, Reply<TwoFactorState, TwoFactorInput>.success(.enter("123"), .waiting, .accepted)),
+    ///     .child(twoFactor, .success(.enter("123"), .waiting, .accepted)),
     ///     .cancelled(.cancelled(by: .accepted), key: twoFactor.key),
     ///     .success(.accepted, .verifying, .loggedIn),
     /// ])
     /// ```
     public func recordReplies<ID, ChildState: Sendable & Equatable, ChildInput: Sendable & Equatable>(
-        of kind: ChildAutomata<ID, ChildState, ChildInput>
+        of kind: ChildAutomata<ID, ChildState, ChildInput>,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
+        let running = kind.ids(in: automaton)
+        if !running.isEmpty {
+            fail(
+                "recordReplies(of: \(kind.name)) was called while \(running.count) of its children run "
+                    + "(\(running.map { "\($0)" }.joined(separator: ", "))): their replies are not recorded. "
+                    + "Call it before they start, right after making the tester.",
+                at: sourceLocation)
+        }
         let watch = kind.watchReplies(of: automaton) { [recorded] key, reply in
             recorded.withCriticalRegion { $0.append(.child(key, reply)) }
         }
@@ -29,8 +40,15 @@ extension AutomatonTester {
 
     /// Records the replies of the automaton's child `child`; see `recordReplies(of:)` for a kind.
     public func recordReplies<ChildState: Sendable & Equatable, ChildInput: Sendable & Equatable>(
-        of child: ChildAutomaton<ChildState, ChildInput>
+        of child: ChildAutomaton<ChildState, ChildInput>,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
+        if child.current(in: automaton) != nil {
+            fail(
+                "recordReplies(of: \(child.name)) was called while that child runs: its replies are not recorded. "
+                    + "Call it before it starts, right after making the tester.",
+                at: sourceLocation)
+        }
         let watch = child.watchReplies(of: automaton) { [recorded] key, reply in
             recorded.withCriticalRegion { $0.append(.child(key, reply)) }
         }
@@ -39,8 +57,27 @@ extension AutomatonTester {
 }
 
 extension Step {
+    /// A reply of the child `child`, recorded by `AutomatonTester.recordReplies(of:)`. The child's
+    /// types come from `child`, so the reply is written as in the child's own tests:
+    /// `.child(twoFactor, .success(.enter("123"), .waiting, .accepted))`.
+    public static func child<ChildState: Sendable & Equatable, ChildInput: Sendable & Equatable>(
+        _ child: ChildAutomaton<ChildState, ChildInput>, _ reply: Reply<ChildState, ChildInput>
+    ) -> Step {
+        .child(child.key, reply)
+    }
+
+    /// A reply of the child `id` of `kind`, recorded by `AutomatonTester.recordReplies(of:)`:
+    /// `.child(downloads, "a", .success(.tick, .downloading(0), .downloading(1)))`.
+    public static func child<ID, ChildState: Sendable & Equatable, ChildInput: Sendable & Equatable>(
+        _ kind: ChildAutomata<ID, ChildState, ChildInput>, _ id: ID, _ reply: Reply<ChildState, ChildInput>
+    ) -> Step {
+        .child(kind.key(id), reply)
+    }
+
     /// A reply of the child with key `key` (`ChildAutomata.key(_:)`, `ChildAutomaton.key`), recorded
-    /// by `AutomatonTester.recordReplies(of:)`.
+    /// by `AutomatonTester.recordReplies(of:)`. The reply's type must be written out
+    /// (`Reply<ChildState, ChildInput>.success(...)`): `.child(child, reply)` and
+    /// `.child(kind, id, reply)` infer it.
     public static func child<ID, ChildState: Sendable & Equatable, ChildInput: Sendable & Equatable>(
         _ key: ChildKey<ID>, _ reply: Reply<ChildState, ChildInput>
     ) -> Step {

@@ -261,7 +261,7 @@ public final class AutomatonTester<State: Sendable & Equatable, Input: Sendable 
         return clean
     }
 
-    private func fail(_ message: String, at sourceLocation: SourceLocation) {
+    func fail(_ message: String, at sourceLocation: SourceLocation) {
         reported.withCriticalRegion { $0.append(message) }
         Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
     }

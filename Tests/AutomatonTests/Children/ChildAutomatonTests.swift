@@ -174,3 +174,62 @@ import Testing
         #expect(parent.state.value == 2)
     }
 }
+
+/// The tester's conveniences for children: replies written without their type, and a late
+/// `recordReplies(of:)` reported.
+@Suite struct ChildTesterTests {
+    @Test func aChildsReplyIsWrittenWithItsTypesInferredFromTheChild() {
+        let twoFactor = ChildAutomaton("twoFactor") { makeTwoFactor() }
+        let tester = AutomatonTester(makeGate(twoFactor))
+        tester.recordReplies(of: twoFactor)
+        tester.send(.submit)
+        tester.send(.code("999"))
+        tester.expect([
+            .success(.submit, .loggedOut, .verifying),
+            .started(by: .submit, key: twoFactor.key),
+            .success(.code("999"), .verifying, .verifying),
+            .child(twoFactor, .success(.enter("999"), .waiting, .rejected)),
+            .cancelled(.cancelled(by: .rejected), key: twoFactor.key),
+            .success(.rejected, .verifying, .loggedOut),
+        ])
+        tester.finish()
+    }
+
+    @Test func aKindsChildReplyIsWrittenWithItsId() {
+        let downloads = ChildAutomata<String, DownloadState, DownloadInput>("downloads") { _ in makeDownload() }
+        let tester = AutomatonTester(makeManager(downloads))
+        tester.recordReplies(of: downloads)
+        tester.send(.add("a"))
+        tester.send(.tick("a"))
+        tester.expect([
+            .success(.add("a"), 0, 0),
+            .started(by: .add("a"), key: downloads.key("a")),
+            .success(.tick("a"), 0, 0),
+            .child(downloads, "a", .success(.tick, .downloading(0), .downloading(1))),
+        ])
+        tester.finish(skipRunningEffects: true)
+    }
+
+    @Test func recordingRepliesWhileChildrenRunIsReported() {
+        let downloads = ChildAutomata<String, DownloadState, DownloadInput>("downloads") { _ in makeDownload() }
+        let tester = AutomatonTester(makeManager(downloads))
+        tester.send(.add("a"))
+        withKnownIssue {
+            tester.recordReplies(of: downloads)
+        }
+        #expect(tester.failures.count == 1)
+        #expect(
+            tester.failures.first?.hasPrefix("recordReplies(of: downloads) was called while 1 of its children run (a)")
+                == true)
+
+        let twoFactor = ChildAutomaton("twoFactor") { makeTwoFactor() }
+        let gate = AutomatonTester(makeGate(twoFactor))
+        gate.send(.submit)
+        withKnownIssue {
+            gate.recordReplies(of: twoFactor)
+        }
+        #expect(gate.failures.count == 1)
+        tester.expect([.success(.add("a"), 0, 0), .started(by: .add("a"), key: downloads.key("a"))])
+        gate.expect([.success(.submit, .loggedOut, .verifying), .started(by: .submit, key: twoFactor.key)])
+    }
+}

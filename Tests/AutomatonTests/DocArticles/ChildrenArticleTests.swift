@@ -135,8 +135,6 @@ func makeQuiz(keypad: Signal<VerificationInput, Never>) -> Automaton<Quiz, QuizI
 
 @Suite("Article: Machines made of machines")
 struct ChildrenArticleTests {
-    typealias VerificationReply = Reply<Verification, VerificationInput>
-    typealias TransferReply = Reply<Transfer, TransferInput>
 
     @Test("the sign-in machine hosts a two-factor machine: the child's reply comes before the parent's")
     func signIn() {
@@ -156,7 +154,7 @@ struct ChildrenArticleTests {
         tester.send(.code("123"))
         tester.expect([
             .success(.code("123"), .verifying, .verifying),  // the parent forwards the code, after its reply
-            .child(twoFactor.key, VerificationReply.success(.enter("123"), .waiting, .accepted)),
+            .child(twoFactor, .success(.enter("123"), .waiting, .accepted)),
             .cancelled(.cancelled(by: .verified), key: twoFactor.key),  // `.verified` stops the child
             .success(.verified, .verifying, .signedIn),
         ])
@@ -179,7 +177,7 @@ struct ChildrenArticleTests {
             .success(.submit, .signedOut, .verifying),
             .started(by: .submit, key: twoFactor.key),
             .success(.code("999"), .verifying, .verifying),
-            .child(twoFactor.key, VerificationReply.success(.enter("999"), .waiting, .rejected)),
+            .child(twoFactor, .success(.enter("999"), .waiting, .rejected)),
             .cancelled(.cancelled(by: .refused), key: twoFactor.key),
             .success(.refused, .verifying, .signedOut),
             .failure(.code("123"), .signedOut),
@@ -203,7 +201,7 @@ struct ChildrenArticleTests {
             .success(.add("b.zip"), 0, 0),
             .started(by: .add("b.zip"), key: transfers.key("b.zip")),
             .success(.pause("b.zip"), 0, 0),
-            .child(transfers.key("b.zip"), TransferReply.success(.pause, .running(chunks: 0), .paused(chunks: 0))),
+            .child(transfers, "b.zip", .success(.pause, .running(chunks: 0), .paused(chunks: 0))),
         ])
         #expect(transfers.ids(in: tester.automaton) == ["a.zip", "b.zip"])
         #expect(transfers.state(of: "b.zip", in: tester.automaton) == .paused(chunks: 0))
@@ -215,11 +213,11 @@ struct ChildrenArticleTests {
         tester.send(.pause("b.zip"))  // no transfer b.zip runs: dropped
         tester.expect([
             .success(.chunk("a.zip"), 0, 0),
-            .child(transfers.key("a.zip"), TransferReply.success(.chunk, .running(chunks: 0), .running(chunks: 1))),
+            .child(transfers, "a.zip", .success(.chunk, .running(chunks: 0), .running(chunks: 1))),
             .success(.chunk("a.zip"), 0, 0),
-            .child(transfers.key("a.zip"), TransferReply.success(.chunk, .running(chunks: 1), .running(chunks: 2))),
+            .child(transfers, "a.zip", .success(.chunk, .running(chunks: 1), .running(chunks: 2))),
             .success(.chunk("a.zip"), 0, 0),
-            .child(transfers.key("a.zip"), TransferReply.success(.chunk, .running(chunks: 2), .done)),
+            .child(transfers, "a.zip", .success(.chunk, .running(chunks: 2), .done)),
             .cancelled(.cancelled(by: .finished("a.zip")), key: transfers.key("a.zip")),
             .success(.finished("a.zip"), 0, 1),
             .cancelled(.cancelled(by: .remove("b.zip")), key: transfers.key("b.zip")),

@@ -9,15 +9,15 @@ import Testing
 struct CompositeGraphAnalysisTests {
     @Test("the article's composite diagrams: one child while verifying, a collection while running or paused")
     func article() {
-        let signIn = signInGraph()
-        let twoFactor = twoFactorGraph()
-        let manager = managerGraph()
-        let download = downloadGraph()
+        let signInGraph = AutomatonTests.signInGraph()
+        let twoFactorGraph = AutomatonTests.twoFactorGraph()
+        let managerGraph = AutomatonTests.managerGraph()
+        let downloadGraph = AutomatonTests.downloadGraph()
         // DOCC-GRAPH-COMPOSITE-BEGIN
-        let login = signIn.composite()
-            .nesting(twoFactor, in: .verifying)  // one two-factor machine while verifying
-        let downloads = manager.composite()
-            .nesting(download, in: { $0.hasDownloads }, name: "downloads[*]")  // one per URL, running or paused
+        let login = signInGraph.composite()
+            .nesting(twoFactorGraph, in: .verifying)  // one two-factor machine while verifying
+        let downloads = managerGraph.composite()
+            .nesting(downloadGraph, in: { $0.hasDownloads }, name: "downloads[*]")  // one per URL, running or paused
         let mermaid = login.mermaid()  // state "verifying" as verifying { ... }
         let dot = downloads.dot(name: "downloads")  // subgraph cluster_running { ... }, cluster_paused { ... }
         let states = downloads.stateCountsByLevel  // [3, 8]: the manager's, then a download's in each host
