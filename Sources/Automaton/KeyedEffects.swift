@@ -167,7 +167,7 @@ enum EffectDirective: Sendable {
     case cancel([EffectKey])
     /// Start nothing; after the reply, on the processing thread, call the action with the engine (a
     /// child automaton's forwarded input: see `ChildAutomata.send(_:to:)`).
-    case afterReply(@Sendable (AnyObject) -> Void)
+    case afterReply(@Sendable (AnyObject) -> Void, forwardsTo: EffectKey?)
 }
 
 /// An effect's directive, as the producer carries it: one class reference, which the engine reads
@@ -184,20 +184,24 @@ final class EffectDirectiveBox: Sendable {
     @usableFromInline let cancelKeys: [EffectKey]?
     /// The action of `.afterReply`; `nil` otherwise.
     @usableFromInline let afterReply: (@Sendable (AnyObject) -> Void)?
+    /// The key of the child `.afterReply` forwards to, for the state graph's labels; `nil` otherwise.
+    @usableFromInline let forwardKey: EffectKey?
 
     @inlinable
     init(_ directive: EffectDirective) {
         switch directive {
-        case let .keyed(key, policy): (self.key, self.policy, cancelKeys, afterReply) = (key, policy, nil, nil)
-        case let .cancel(keys): (key, policy, cancelKeys, afterReply) = (nil, nil, keys, nil)
-        case let .afterReply(action): (key, policy, cancelKeys, afterReply) = (nil, nil, [], action)
+        case let .keyed(key, policy):
+            (self.key, self.policy, cancelKeys, afterReply, forwardKey) = (key, policy, nil, nil, nil)
+        case let .cancel(keys): (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, keys, nil, nil)
+        case let .afterReply(action, target):
+            (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, [], action, target)
         }
     }
 
     /// The directive.
     @inlinable
     var directive: EffectDirective {
-        if let afterReply { return .afterReply(afterReply) }
+        if let afterReply { return .afterReply(afterReply, forwardsTo: forwardKey) }
         if let cancelKeys { return .cancel(cancelKeys) }
         return .keyed(key.unsafelyUnwrapped, policy.unsafelyUnwrapped)
     }

@@ -105,7 +105,7 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
     /// `delay`) hides, and then it stops the process with a precondition failure when it runs.
     public func send<ParentInput: Sendable>(_ input: Input, to id: ID) -> SignalProducer<ParentInput, Never> {
         let key = EffectKey(key(id))
-        return SignalProducer<ParentInput, Never>.forwarding { engine in
+        return SignalProducer<ParentInput, Never>.forwarding(to: key) { engine in
             for child in ChildRegistry.shared.children(of: engine, key: key) {
                 (child.automaton as? Automaton<State, Input>)?.send(input)
             }
@@ -158,13 +158,13 @@ extension SignalProducer where Error == Never {
     ///
     /// The engine never starts it: it reads the directive and calls `action`. Started, it was hidden from
     /// the engine (an operator applied to it, or a start outside a row), and stops the process.
-    static func forwarding(_ action: @escaping @Sendable (AnyObject) -> Void) -> SignalProducer {
+    static func forwarding(to key: EffectKey, _ action: @escaping @Sendable (AnyObject) -> Void) -> SignalProducer {
         SignalProducer { _, _ in
             preconditionFailure(
                 "ChildAutomata.send(_:to:) (or ChildAutomaton.send(_:)) was started as an ordinary effect: an "
                     + "operator applied to it (map, delay, ...) or a start outside an automaton's row hides the "
                     + "parent it forwards to; return it from the row unchanged")
         }
-        .attaching(EffectDirectiveBox(.afterReply(action)))
+        .attaching(EffectDirectiveBox(.afterReply(action, forwardsTo: key)))
     }
 }

@@ -58,7 +58,8 @@ struct DiagramIdentifiers {
 
 extension StateGraph.Edge {
     /// The edge's label: the input's name, then what it does about effects, UML style:
-    /// `login / effect`, `connect / effect [connection]`, `disconnect / cancel [connection]`.
+    /// `login / effect`, `connect / effect [connection]`, `disconnect / cancel [connection]`,
+    /// `code / send [twoFactor]` (an input forwarded to a child automaton).
     func label(inputName: String) -> String {
         var actions: [String] = []
         if !cancelledKeys.isEmpty {
@@ -66,6 +67,9 @@ extension StateGraph.Edge {
         }
         if startsEffect {
             actions.append(effectKey.map { "effect [\($0.description)]" } ?? "effect")
+        }
+        if let forwardedTo {
+            actions.append("send [\(forwardedTo.description)]")
         }
         return actions.isEmpty ? inputName : "\(inputName) / \(actions.joined(separator: ", "))"
     }

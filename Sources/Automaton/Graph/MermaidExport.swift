@@ -6,7 +6,8 @@ extension StateGraph {
     /// One `state "label" as id` line per state, in the order of `states`; `[*] --> id` for the
     /// initial state; then one `from --> to : label` line per edge, in the order of `edges`. A label
     /// is the input's name, followed by ` / effect` where the transition starts an effect
-    /// (` / effect [key]` for a keyed one) and ` / cancel [keys]` where it cancels keyed effects.
+    /// (` / effect [key]` for a keyed one), ` / cancel [keys]` where it cancels keyed effects, and
+    /// ` / send [child]` where it forwards an input to a child automaton.
     /// The output depends only on the graph and the names, so it is the same on every run.
     ///
     /// Identifiers are the states' names reduced to ASCII letters, digits and `_`, made unique

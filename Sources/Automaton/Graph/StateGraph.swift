@@ -22,7 +22,8 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
     /// One transition: in `from`, `input` leads to `to`, and may start (or cancel) effects.
     ///
     /// `Equatable` when `Input` is, `Hashable` when `Input` is: two edges are equal when every field
-    /// is (the states, the input, their positions, and the effect, its key and the cancelled keys).
+    /// is (the states, the input, their positions, and the effect, its key, the cancelled keys and the
+    /// child an input is forwarded to).
     public struct Edge: Sendable {
         /// The state the transition leaves.
         public let from: State
@@ -43,11 +44,15 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
         public let effectKey: EffectKey?
         /// The keys whose effects the transition cancels (a `.cancel(keys)` row), in row order.
         public let cancelledKeys: [EffectKey]
+        /// The key of the child automaton the transition forwards an input to
+        /// (`ChildAutomata.send(_:to:)`, `ChildAutomaton.send(_:)`), if it does.
+        public let forwardedTo: EffectKey?
 
         /// An edge; exploration makes them.
         public init(
             from: State, input: Input, to: State, fromIndex: Int, inputIndex: Int, toIndex: Int,
-            startsEffect: Bool, effectKey: EffectKey? = nil, cancelledKeys: [EffectKey] = []
+            startsEffect: Bool, effectKey: EffectKey? = nil, cancelledKeys: [EffectKey] = [],
+            forwardedTo: EffectKey? = nil
         ) {
             self.from = from
             self.input = input
@@ -58,6 +63,7 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
             self.startsEffect = startsEffect
             self.effectKey = effectKey
             self.cancelledKeys = cancelledKeys
+            self.forwardedTo = forwardedTo
         }
     }
 

@@ -113,7 +113,8 @@ extension StateGraph {
                 edges.append(
                     Edge(
                         from: from, input: input, to: to, fromIndex: next, inputIndex: inputIndex, toIndex: toIndex,
-                        startsEffect: effect.starts, effectKey: effect.key, cancelledKeys: effect.cancelledKeys
+                        startsEffect: effect.starts, effectKey: effect.key, cancelledKeys: effect.cancelledKeys,
+                        forwardedTo: effect.forwardedTo
                     ))
             }
             edgeRanges.append(firstEdge..<edges.count)
@@ -164,6 +165,7 @@ struct EdgeEffect {
     var starts = false
     var key: EffectKey?
     var cancelledKeys: [EffectKey] = []
+    var forwardedTo: EffectKey?
 
     init<Value: Sendable>(_ producer: SignalProducer<Value, Never>?) {
         guard let producer else { return }
@@ -174,8 +176,8 @@ struct EdgeEffect {
         case let .cancel(keys)?:
             starts = !producer.isEmpty
             cancelledKeys = keys
-        case .afterReply?:  // an input forwarded to a child automaton: no effect of this machine
-            break
+        case let .afterReply(_, target)?:  // an input forwarded to a child automaton: no effect of this machine
+            forwardedTo = target
         case nil:
             starts = !producer.isEmpty
         }

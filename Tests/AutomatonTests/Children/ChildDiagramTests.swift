@@ -19,6 +19,18 @@ import Testing
         #expect(diagram.mermaid().contains("state \"verifying\" as verifying {"))
     }
 
+    @Test func aForwardingTransitionNamesTheChildItFeeds() {
+        let twoFactor = ChildAutomaton("twoFactor") { makeTwoFactor() }
+        let gate = makeGate(twoFactor).graph(inputs: [.submit, .code("123"), .cancel])
+        let labels = gate.edges.map { "\($0.from) \($0.input) \($0.forwardedTo.map(\.description) ?? "-")" }
+        #expect(
+            labels == [
+                "loggedOut submit -", "verifying submit -", "verifying code(123) twoFactor", "verifying cancel -",
+            ])
+        #expect(gate.mermaid().contains("verifying --> verifying : code(123) / send [twoFactor]\n"))
+        #expect(gate.mermaid().contains("loggedOut --> verifying : submit / effect [twoFactor]\n"))
+    }
+
     @Test func theHostsOfAKindOfChildrenAreFoundThroughTheirIds() {
         let downloads = ChildAutomata<String, DownloadState, DownloadInput>("downloads") { _ in makeDownload() }
         let manager = makeManager(downloads).graph(inputs: [.add("a"), .tick("a"), .remove("a")])
