@@ -45,7 +45,14 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// One reply per processed input, `.success` or `.failure`, in processing order. Completes when the
     /// input signal has completed and every effect has ended, or when the automaton is released;
     /// interrupted when the input signal is interrupted.
-    public let replies: Signal<Reply<State, Input>, Never>
+    ///
+    /// The same signal every time. It is made when first read, so an automaton that nobody observes
+    /// costs no signal (see the automaton's memory in `BENCHMARKS.md`); an observer hears the replies
+    /// made after it was added, whenever the signal was made. Read after the automaton has ended, it has
+    /// ended too, and an observer added then hears its end at once.
+    public var replies: Signal<Reply<State, Input>, Never> {
+        engine.replies.signal
+    }
 
     /// What happens to effects: each one's start (with the input that started it), its end, and its
     /// cancellation (with the input, key policy, release or interruption that caused it).
@@ -58,7 +65,11 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// came, by the thread on which it ended. They are sent by the thread that decided them, or by
     /// another one already sending this signal's events. Ends when `replies` ends (interrupted or
     /// completed alike), after the last effect's event.
-    public let effectEvents: Signal<EffectEvent<Input>, Never>
+    ///
+    /// The same signal every time, made when first read, as `replies`.
+    public var effectEvents: Signal<EffectEvent<Input>, Never> {
+        engine.effectEvents.signal
+    }
 
     /// The number of effects running now: started, and neither ended nor cancelled. Effects waiting
     /// for their key (`.queue`) do not count. Thread safe; a snapshot.
@@ -143,8 +154,6 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
         self.lifetime = Lifetime(retaining: engine.lifetimesLock)
         self.releaseEngine = { engine, lifetime in engine.release(endingAfterwards: lifetime) }
         self.state = Property(storage: engine.stateStorage)
-        self.replies = engine.replies
-        self.effectEvents = engine.effectEvents
         // Strong: `deinit` disposes the observation, so the input signal holds the engine only while
         // the automaton lives. A weak reference would give the engine a side table, and every retain
         // and release of the engine would then take the slow path (see `EffectRecord.engine`).
@@ -252,6 +261,12 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// inputs are still queued. Bounded by what is live, never by history. For tests.
     package var trackedEffectCount: Int {
         engine.critical { $0.tracked.count }
+    }
+
+    /// Which of the automaton's signals have been made: each is made when first read (see `replies`).
+    /// For tests.
+    package var signalsMade: (replies: Bool, effectEvents: Bool, stateChanges: Bool) {
+        (engine.replies.isMade, engine.effectEvents.isMade, engine.stateStorage.isSignalMade)
     }
 
     /// The keys the engine's key table holds (those with running or waiting effects, and those left

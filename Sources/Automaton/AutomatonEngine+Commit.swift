@@ -56,7 +56,7 @@ extension AutomatonEngine {
             // Sent before the lifetimes end: their cleanup is user code, and must not run while this
             // thread holds the emitter role, or other threads' effect events would wait for it.
             for effect in cancelled {
-                effectEventsCore.sendValue { Self.cancellation(of: effect, by: pending.input) }
+                effectEvents.sendValue { Self.cancellation(of: effect, by: pending.input) }
             }
             finishEmitting()
         }
@@ -67,7 +67,7 @@ extension AutomatonEngine {
         }
         state = toState
         stateStorage.set(toState)
-        repliesCore.send(.value(.success(pending.input, from, toState)))
+        replies.sendIfMade { .success(pending.input, from, toState) }
         if start != 0 {
             // Before the effect starts: an observer learns of the effect before any of its inputs.
             announceProcessing(
@@ -120,7 +120,7 @@ extension AutomatonEngine {
         if case .aborted = result { return }
         if case .committedSendingCancellations = result {
             for effect in cancelled {
-                effectEventsCore.sendValue { Self.cancellation(of: effect, by: pending.input) }
+                effectEvents.sendValue { Self.cancellation(of: effect, by: pending.input) }
             }
             finishEmitting()
         }
@@ -131,7 +131,7 @@ extension AutomatonEngine {
         }
         state = toState
         stateStorage.set(toState)
-        repliesCore.send(.value(.success(pending.input, from, toState)))
+        replies.sendIfMade { .success(pending.input, from, toState) }
         if start != 0 {
             announceProcessing(
                 .success(pending.input, from, toState), sentBy: pending.origin?.id, effect: nil, since: start)

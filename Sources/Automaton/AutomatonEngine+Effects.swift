@@ -51,10 +51,10 @@ extension AutomatonEngine {
         if sends {
             // Sent before the lifetime ends: its cleanup is user code, and must not run while this
             // thread holds the emitter role (see `process(_:)`).
-            effectEventsCore.sendValue { EffectEvent(id: record.id, key: record.key, kind: .ended) }
+            effectEvents.sendValue { EffectEvent(id: record.id, key: record.key, kind: .ended) }
             if let next {
                 let successor = next.record
-                effectEventsCore.sendValue {
+                effectEvents.sendValue {
                     EffectEvent(id: successor.id, key: successor.key, kind: .started(by: next.input))
                 }
             }
@@ -72,7 +72,7 @@ extension AutomatonEngine {
     /// Every input has been processed and every effect has ended after the input completed.
     @inlinable
     func complete() {
-        repliesCore.send(.completed)
+        replies.send(.completed)
         endEffectEvents(with: .completed)
         dropProcessingObservers()
     }

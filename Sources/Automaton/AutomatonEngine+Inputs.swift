@@ -88,7 +88,7 @@ extension AutomatonEngine {
             if let origin = pending.origin {
                 critical { $0.inputProcessed(from: origin) }
             }
-            repliesCore.send(.value(.failure(pending.input, from)))
+            replies.sendIfMade { .failure(pending.input, from) }
             if start != 0 {
                 announceProcessing(.failure(pending.input, from), sentBy: pending.origin?.id, effect: nil, since: start)
             }
@@ -98,7 +98,7 @@ extension AutomatonEngine {
             // Nothing shared changes: no effect to start, none to replace, no emitting effect to update.
             state = toState
             stateStorage.set(toState)
-            repliesCore.send(.value(.success(pending.input, from, toState)))
+            replies.sendIfMade { .success(pending.input, from, toState) }
             if start != 0 {
                 announceProcessing(.success(pending.input, from, toState), sentBy: nil, effect: nil, since: start)
             }

@@ -34,8 +34,8 @@ import Signals
 @usableFromInline
 final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendable {
     // Safe: who owns each field, so that no two accesses overlap:
-    // - set by `init`, then immutable: `machine`, the words, the lifetimes' lock, the signals, their
-    //   inputs and cores, `stateStorage` (itself thread safe);
+    // - set by `init`, then immutable: `machine`, the words, the lifetimes' lock, the on-demand
+    //   signals (thread safe: their state is a word each), `stateStorage` (itself thread safe);
     // - the processing role, held by one thread at a time and handed over with acquire/release
     //   atomics on `gate` (so each holder sees the previous holder's writes): `state`,
     //   `mayHaveRootLatest`, `mapping` (called and replaced only by the role holder), and the held
@@ -59,9 +59,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// `f06f5f4`).
     @usableFromInline @exclusivity(unchecked) var mapping: Unmanaged<TransitionBox<State, Input>>
     @usableFromInline let machine: Locked<EngineStateMachine<State, Input>>
-    /// The engine's four atomic words, in one allocation: `gate`, `eventGate`, `runnerGate` and
-    /// `heldGate` are its words, unowned (this field keeps them alive; the state machine, which
-    /// holds copies of three, lives in `machine`, which this engine owns).
+    /// The engine's six atomic words, in one allocation: `gate`, `eventGate`, `runnerGate`,
+    /// `heldGate` and the words of `replies` and `effectEvents` are its words, unowned (this field
+    /// keeps them alive; the state machine, which holds copies of four, lives in `machine`, which this
+    /// engine owns).
     @usableFromInline let words: AtomicWordGroup
     /// The gate word (see `ProcessingGate`).
     @usableFromInline let gate: UnownedAtomicWord
@@ -74,19 +75,14 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// lock outlives them): starting and freeing an effect then costs no reference counting for it.
     @usableFromInline let unretainedLifetimesLock: UnretainedLock
     @usableFromInline let stateStorage: PropertyStorage<State>
-    /// A signal without an input observer: replies, and its end, are sent into its core directly (an
-    /// input observer and its closure were two allocations per automaton, and a release of the input
-    /// would have interrupted `replies`).
-    @usableFromInline let replies: Signal<Reply<State, Input>, Never>
-    /// The core behind `replies`, sent into directly. Kept in a field of its own although
-    /// `replies.core` is the same object: reaching it through the handle costs a W2 input 176 more
-    /// instructions (callgrind at `9068427`: 342 against 518).
-    @usableFromInline let repliesCore: SignalCore<Reply<State, Input>, Never>
-    /// What happens to effects: sent in processing order with the replies; ends with them. Without an
-    /// input observer, as `replies`.
-    @usableFromInline let effectEvents: Signal<EffectEvent<Input>, Never>
-    /// The core behind `effectEvents`, sent into directly (see `repliesCore`).
-    @usableFromInline let effectEventsCore: SignalCore<EffectEvent<Input>, Never>
+    /// The replies, and their end, sent into a signal made only when `Automaton.replies` is first
+    /// read (see `OnDemandSignal`): an automaton that nobody observes costs a handle, a core and a
+    /// lock less, and a reply that reaches nobody one load. No input observer either (a release of the
+    /// input would interrupt `replies`). Released by `deinit`.
+    @usableFromInline let replies: OnDemandSignal<Reply<State, Input>>
+    /// What happens to effects: sent in processing order with the replies; ends with them. Made on
+    /// demand, as `replies`; released by `deinit`.
+    @usableFromInline let effectEvents: OnDemandSignal<EffectEvent<Input>>
     /// The current state. Owned by the processing role.
     @usableFromInline @exclusivity(unchecked) var state: State
     /// Under `.latest`, false only if no effect of an outside input is tracked, so that an outside
@@ -138,7 +134,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         )
         self.mapping = .passRetained(TransitionBox(mapping))
         self.state = state
-        let words = AtomicWordGroup.make(count: 4)
+        let words = AtomicWordGroup.make(count: 6)
         let gate = words.word(0)
         let eventGate = words.word(1)
         let heldGate = words.word(2)
@@ -148,19 +144,20 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.heldGate = heldGate
         runnerGate = words.word(3)
         unretainedLifetimesLock = lifetimesLock.unretained
-        effectEvents = Signal<EffectEvent<Input>, Never>()
-        effectEventsCore = effectEvents.core
+        let effectEvents = OnDemandSignal<EffectEvent<Input>>(word: words.word(4))
+        self.effectEvents = effectEvents
+        replies = OnDemandSignal(word: words.word(5))
         machine = Locked(
             EngineStateMachine(
                 isLatest: strategy == .latest, gate: gate, eventGate: eventGate, heldGate: heldGate,
-                effectEvents: effectEventsCore))
+                effectEvents: effectEvents))
         stateStorage = PropertyStorage(state)
-        replies = Signal<Reply<State, Input>, Never>()
-        repliesCore = replies.core
     }
 
     deinit {
         mapping.release()
+        replies.releaseMadeSignal()
+        effectEvents.releaseMadeSignal()
         // The key table holds its groups by hand; the termination that every automaton's release
         // performs has emptied it and given them back.
         assert(

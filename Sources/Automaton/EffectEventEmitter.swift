@@ -43,7 +43,7 @@ enum EffectEventGate {
     /// sends, so once the word reads 0 the observer list read next is at least as recent as the one
     /// its last send saw.
     @inlinable @inline(__always)
-    static func reachesNobody<Input>(gate: UnownedAtomicWord, events: SignalCore<EffectEvent<Input>, Never>) -> Bool {
+    static func reachesNobody<Input>(gate: UnownedAtomicWord, events: OnDemandSignal<EffectEvent<Input>>) -> Bool {
         gate.load() == 0 && events.isUnobserved
     }
 }
@@ -90,9 +90,9 @@ extension AutomatonEngine {
     /// event retains its key), else queued for the thread that holds it.
     @inlinable
     func emit(_ record: EffectRecord<State, Input>, _ kind: EffectEvent<Input>.Kind) {
-        if EffectEventGate.reachesNobody(gate: eventGate, events: effectEventsCore) { return }
+        if EffectEventGate.reachesNobody(gate: eventGate, events: effectEvents) { return }
         if eventGate.compareExchange(expected: 0, desired: EffectEventGate.emitting) {
-            effectEventsCore.sendValue { EffectEvent(id: record.id, key: record.key, kind: kind) }
+            effectEvents.sendValue { EffectEvent(id: record.id, key: record.key, kind: kind) }
             finishEmitting()
             return
         }
@@ -109,7 +109,7 @@ extension AutomatonEngine {
             return false
         }
         if claimed {
-            effectEventsCore.send(event)
+            effectEvents.send(event)
             finishEmitting()
         }
     }
@@ -125,7 +125,7 @@ extension AutomatonEngine {
     @usableFromInline
     func sendQueuedEffectEvents() {
         while let event = critical({ $0.nextQueuedEffectEvent() }) {
-            effectEventsCore.send(event)
+            effectEvents.send(event)
         }
     }
 }

@@ -157,9 +157,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
     /// The effect-event word: see `EffectEventGate`. Shared with the engine.
     @usableFromInline let eventGate: UnownedAtomicWord
-    /// The core behind `effectEvents`, only to learn whether an event would reach nobody
-    /// (`EffectEventGate.reachesNobody(gate:events:)`).
-    @usableFromInline let effectEvents: SignalCore<EffectEvent<Input>, Never>
+    /// `effectEvents`, only to learn whether an event would reach nobody
+    /// (`EffectEventGate.reachesNobody(gate:events:)`). Shared with the engine.
+    @usableFromInline let effectEvents: OnDemandSignal<EffectEvent<Input>>
     /// The held word: the address of the record of the effect whose value the processing role holds,
     /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Shared with the engine.
     @usableFromInline let heldGate: UnownedAtomicWord
@@ -177,7 +177,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     init(
         isLatest: Bool, gate: UnownedAtomicWord, eventGate: UnownedAtomicWord, heldGate: UnownedAtomicWord,
-        effectEvents: SignalCore<EffectEvent<Input>, Never>
+        effectEvents: OnDemandSignal<EffectEvent<Input>>
     ) {
         self.isLatest = isLatest
         self.gate = gate

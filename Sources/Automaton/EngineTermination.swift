@@ -140,13 +140,13 @@ extension AutomatonEngine {
         switch termination {
         case .interrupted:
             cancel(effects, .interrupted)
-            repliesCore.send(.interrupted)
+            replies.send(.interrupted)
             endEffectEvents(with: .interrupted)
             // It can never change again; its observers are let go of now, not at the release (which
             // finds the automaton terminated and performs nothing).
             stateStorage.complete()
         case .released:
-            repliesCore.send(.completed)
+            replies.send(.completed)
             cancel(effects, .released)
             endEffectEvents(with: .completed)
             stateStorage.complete()
@@ -176,7 +176,7 @@ extension AutomatonEngine {
         }
         if claimed {
             for effect in effects {
-                effectEventsCore.send(
+                effectEvents.send(
                     .value(EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))))
             }
             finishEmitting()

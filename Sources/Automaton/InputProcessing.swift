@@ -123,7 +123,7 @@ extension AutomatonEngine {
         let added = critical { machine -> Bool in
             // After the termination, or after `replies` completed (its core is closed then, before the
             // observers are dropped: see `complete()`), the observer could never be called.
-            guard machine.phase != .terminated, !repliesCore.hasTerminated else { return false }
+            guard machine.phase != .terminated, !replies.hasTerminated else { return false }
             machine.processingObservers.append(observer)
             lifetimesLock.storeWord(UInt(machine.processingObservers.count))
             return true

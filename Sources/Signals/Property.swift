@@ -1,34 +1,57 @@
 /// The value and change signal behind a property.
 ///
-/// The value is guarded by the change signal's own lock, so a write stores the value and queues its
-/// notification in one critical section (no change can be observed out of order), and a read takes
-/// that one lock briefly (it is never held while observers run).
+/// The value is guarded by the property's lock, which its change signal shares, so a write stores the
+/// value and queues its notification in one critical section (no change can be observed out of
+/// order), and a read takes that one lock briefly (it is never held while observers run).
+///
+/// The change signal is made on first use (`signal`, `producer`): a property that is only read and
+/// written, such as the `state` of most automata, costs its value, its lock and this object, three
+/// allocations fewer. Until then, the lock's word is the signal's `DeliveryState` as a core with no
+/// observer would keep it: `unobserved`, and `closed` once `complete()` has been called.
 @usableFromInline
 package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
-    // Safe: `current` and `version` are only read or written with the change signal's lock held: in
-    // `value`, and in the conditions `send(_:if:)` and `observe(_:initial:)` run under that lock.
+    // Safe: `current`, `version` and `made` are only read or written with `lock` held: in `value`,
+    // `signal`, `set(_:)`, `modify(_:)`, `complete()`, and in the `initial` closure that
+    // `producer` gives `observe(_:initial:)`, which runs under that lock (the core's, which is this one).
+    @usableFromInline let lock: Lock
     @usableFromInline @exclusivity(unchecked) var current: Value
     @usableFromInline @exclusivity(unchecked) var version: UInt64 = 0
-    /// Emits each change after it is stored; completes when the owner calls `complete()`.
-    @usableFromInline package let signal: Signal<Value, Never>
-    /// The core behind `signal`, kept in a field of its own: reaching it through the handle on every
-    /// write costs more than the write.
-    @usableFromInline let core: SignalCore<Value, Never>
+    /// The change signal, once made: emits each change after it is stored; completes when the owner
+    /// calls `complete()`. Made under `lock`, by `signal`.
+    @usableFromInline @exclusivity(unchecked) var made: Signal<Value, Never>?
 
     @inlinable
     package init(_ value: Value) {
         current = value
-        signal = Signal()
-        core = signal.core
+        lock = Lock()
+        lock.storeWord(DeliveryState.unobserved)
     }
 
     @inlinable
     package var value: Value {
-        core.lock.withLock { current }
+        lock.withLock { current }
+    }
+
+    /// The change signal: made now, sharing this property's lock, unless it was made before. Once the
+    /// property has completed, a signal made now has completed too.
+    package var signal: Signal<Value, Never> {
+        lock.lock()
+        defer { lock.unlock() }
+        if let made { return made }
+        // Made under the lock (an allocation, no user code), so that no write can come in between.
+        let ending: SignalEnding? = lock.loadWord() & DeliveryState.closed != 0 ? .completed : nil
+        let signal = Signal(core: SignalCore<Value, Never>(sharing: lock, endedWith: ending))
+        made = signal
+        return signal
+    }
+
+    /// Whether the change signal has been made (for tests).
+    package var isSignalMade: Bool {
+        lock.withLock { made != nil }
     }
 
     /// Stores `newValue`, then notifies observers (now, or after the delivery in progress). Ignored
-    /// once the change signal has completed.
+    /// once the property has completed.
     ///
     /// With nobody observing and nothing being delivered (an automaton whose `state` is only read), a
     /// write is a store under the lock: no event is built or queued.
@@ -37,47 +60,61 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     /// 16 instructions (W2 216 against 200, callgrind at `e4195c3`).
     @inlinable @inline(__always)
     package func set(_ newValue: Value) {
-        let core = self.core
+        let lock = self.lock
         // The old value is swapped out, not overwritten, and released after the lock: its deinit is
         // the user's code, and may read this property.
         var replaced = newValue
         // One critical section, its lock released here unless the change is to be sent; written as
         // one closure so that the compiler does not retain the lock's storage around the unlock.
-        let mustSend = core.lock.withLockKeptIf { () -> Bool in
-            let word = core.lock.loadWord()
+        let mustSend = lock.withLockKeptIf { () -> Bool in
+            let word = lock.loadWord()
             if word & DeliveryState.closed != 0 { return false }
             swap(&current, &replaced)
             version &+= 1
-            // Sent unless nobody observes and nobody is delivering (a word of `unobserved` alone).
+            // Sent unless nobody observes and nobody is delivering (a word of `unobserved` alone),
+            // which is always the case before the change signal is made.
             return word != DeliveryState.unobserved
         }
-        if mustSend { core.sendWithLockHeld(.value(newValue)) }
+        if mustSend { madeCoreWithLockHeld.sendWithLockHeld(.value(newValue)) }
         withExtendedLifetime(replaced) {}
+    }
+
+    /// The change signal's core, with `lock` held, where its word says it has been made (only a core
+    /// changes the word from `unobserved`, and `closed` is tested first).
+    @inlinable
+    var madeCoreWithLockHeld: SignalCore<Value, Never> {
+        guard let made else {
+            preconditionFailure("Internal inconsistency: a property's word changed before its signal was made")
+        }
+        return made.core
     }
 
     /// Changes the value with `action`, run with no lock held; retried if another writer changed the
     /// value in between, so `action` may run more than once.
     package func modify<Result>(_ action: (inout Value) throws -> Result) rethrows -> Result {
         while true {
-            let (snapshot, snapshotVersion) = core.lock.withLock { (current, version) }
+            let (snapshot, snapshotVersion) = lock.withLock { (current, version) }
             var updated = snapshot
             let result = try action(&updated)
             let newValue = updated
-            var committed = false
             // Swapped out and released after the lock, as in `set(_:)`.
             var replaced = newValue
-            core.send(
-                .value(newValue),
-                if: {
-                    guard version == snapshotVersion else { return false }
-                    swap(&current, &replaced)
-                    version &+= 1
-                    committed = true
-                    return true
-                })
+            lock.lock()
+            let word = lock.loadWord()
+            let closed = word & DeliveryState.closed != 0
+            let committed = !closed && version == snapshotVersion
+            if committed {
+                swap(&current, &replaced)
+                version &+= 1
+            }
+            if committed && word != DeliveryState.unobserved {
+                madeCoreWithLockHeld.sendWithLockHeld(.value(newValue))
+            } else {
+                lock.unlock()
+            }
             withExtendedLifetime(replaced) {}
             withExtendedLifetime(snapshot) {}
-            if committed || core.hasTerminated { return result }
+            if committed || closed { return result }
         }
     }
 
@@ -85,14 +122,20 @@ package final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     /// in between.
     package var producer: SignalProducer<Value, Never> {
         SignalProducer { [self] observer, lifetime in
-            lifetime += core.observe(observer, initial: { .value(self.current) })
+            lifetime += signal.core.observe(observer, initial: { .value(self.current) })
         }
     }
 
-    /// Completes the change signal. Later writes are ignored.
+    /// Completes the change signal (now, or once it is made). Later writes are ignored.
     @inlinable
     package func complete() {
-        core.send(.completed)
+        lock.lock()
+        if let made {
+            made.core.sendWithLockHeld(.completed)  // releases the lock
+            return
+        }
+        lock.storeWord(lock.loadWord() | DeliveryState.closed)
+        lock.unlock()
     }
 }
 

@@ -65,7 +65,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: ObserverTar
         case add(Entry)
     }
 
-    @usableFromInline let lock = Lock()
+    @usableFromInline let lock: Lock
     /// Set once the terminal event has reached every observer: `terminal`, without its type
     /// parameters. A stored `Event<Value, Error>?` would cost every core's `deinit` (generic code
     /// that nothing specializes) two generic metadata lookups to destroy it, about 800 instructions
@@ -121,10 +121,32 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: ObserverTar
         UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>(start: nil, count: 0)
     /// How many elements `deliveryList`'s storage holds (package-visible for the tests).
     @usableFromInline @exclusivity(unchecked) package internal(set) var deliveryCapacity = 0
+    /// For a core made on demand (`OnDemandSignal`), its `Signal` handle, kept by the core itself (a
+    /// cycle) until its owner breaks it, in `OnDemandSignal.releaseMadeSignal()`; nil for any other.
+    /// Set before the core is published, cleared once nothing can reach the core but its owner.
+    @usableFromInline @exclusivity(unchecked) var onDemandHandle: AnyObject?
 
     @inlinable
     package init() {
+        lock = Lock()
         lock.storeWord(DeliveryState.unobserved)
+    }
+
+    /// A core made on first use, for a signal whose sender sent nothing while nobody could observe it
+    /// (see `OnDemandSignal` and `PropertyStorage`): it has no observer and nothing queued, and, if
+    /// `ending` is set, it has already ended so (its word is `closed`, and an observer added later hears
+    /// `ending` at once).
+    ///
+    /// - Parameter lock: the lock it is to use, and its word, which the caller has set: `unobserved`,
+    ///   or `closed` if `ending` is set. A property shares its lock with its change signal this way.
+    @inlinable
+    package init(sharing lock: Lock, endedWith ending: SignalEnding?) {
+        self.lock = lock
+        self.ending = ending
+        assert(
+            lock.loadWord() == (ending == nil ? DeliveryState.unobserved : DeliveryState.closed)
+                || lock.loadWord() == DeliveryState.unobserved | DeliveryState.closed,
+            "Internal inconsistency: an on-demand signal core made with a word that does not match its ending")
     }
 
     deinit {
@@ -578,7 +600,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: ObserverTar
 
 /// A signal's terminal event without the signal's type parameters (see `SignalCore.ending`).
 @usableFromInline
-enum SignalEnding: Sendable {
+package enum SignalEnding: Sendable {
     case failed(any Swift.Error)
     case completed
     case interrupted
