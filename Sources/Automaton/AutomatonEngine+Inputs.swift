@@ -82,7 +82,8 @@ extension AutomatonEngine {
         let from = state
         var next: State?
         var effect: SignalProducer<Input, Never>?
-        let applies = mapping._withUnsafeGuaranteedRef { $0.transition(from, pending.input, &next, &effect) }
+        // No mapping once terminated: nothing applies.
+        let applies = mapping?._withUnsafeGuaranteedRef { $0.transition(from, pending.input, &next, &effect) } ?? false
         assert(!applies || next != nil, "Internal inconsistency: a mapping applied without writing the next state")
         guard applies, let toState = next else {
             if let origin = pending.origin {

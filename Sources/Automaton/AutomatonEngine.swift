@@ -49,15 +49,16 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline
     typealias Transition = MappingKeyIndexing<State, Input>.Decide
 
-    /// The mapping, held with one reference of its own and called without retaining it: replaced by
-    /// one that applies to nothing when the automaton terminates, so that an effect that keeps its
+    /// The mapping, held with one reference of its own and called without retaining it: let go of
+    /// (`nil`, which applies to nothing) when the automaton terminates, so that an effect that keeps its
     /// observer (and through it the engine; see `EffectRecord.engine`) keeps nothing the mapping
     /// captured, and a mapping that captures such an effect's observer makes no cycle. Only the role
     /// holder calls or replaces it (the `Automaton` keeps its own reference, for `graph`), so no call
     /// overlaps its release. `Unmanaged`: a variable closure would be retained around every call,
     /// which costs an effect-free input a tenth of its instructions (W2 224 against 250, callgrind at
-    /// `f06f5f4`).
-    @usableFromInline @exclusivity(unchecked) var mapping: Unmanaged<TransitionBox<State, Input>>
+    /// `f06f5f4`). Optional, not replaced by a mapping that applies to nothing: that one was an
+    /// allocation per automaton, 5% of its life ("million create + input + release").
+    @usableFromInline @exclusivity(unchecked) var mapping: Unmanaged<TransitionBox<State, Input>>?
     @usableFromInline let machine: Locked<EngineStateMachine<State, Input>>
     /// The engine's six atomic words, in one allocation: `gate`, `eventGate`, `runnerGate`,
     /// `heldGate` and the words of `replies` and `effectEvents` are its words, unowned (this field
@@ -75,14 +76,21 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// lock outlives them): starting and freeing an effect then costs no reference counting for it.
     @usableFromInline let unretainedLifetimesLock: UnretainedLock
     @usableFromInline let stateStorage: PropertyStorage<State>
+    /// The word of `replies`. The engine stores the words, not the `OnDemandSignal`s they are: its
+    /// `deinit` (generic code that nothing specializes) looks up the generic metadata of every field
+    /// whose type is built from `State` and `Input` to destroy it, and the two signals cost two
+    /// lookups, about 900 instructions per automaton ("million create + input + release").
+    @usableFromInline let repliesWord: UnownedAtomicWord
+    /// The word of `effectEvents` (see `repliesWord`).
+    @usableFromInline let effectEventsWord: UnownedAtomicWord
     /// The replies, and their end, sent into a signal made only when `Automaton.replies` is first
     /// read (see `OnDemandSignal`): an automaton that nobody observes costs a handle, a core and a
     /// lock less, and a reply that reaches nobody one load. No input observer either (a release of the
     /// input would interrupt `replies`). Released by `deinit`.
-    @usableFromInline let replies: OnDemandSignal<Reply<State, Input>>
+    @inlinable var replies: OnDemandSignal<Reply<State, Input>> { OnDemandSignal(word: repliesWord) }
     /// What happens to effects: sent in processing order with the replies; ends with them. Made on
     /// demand, as `replies`; released by `deinit`.
-    @usableFromInline let effectEvents: OnDemandSignal<EffectEvent<Input>>
+    @inlinable var effectEvents: OnDemandSignal<EffectEvent<Input>> { OnDemandSignal(word: effectEventsWord) }
     /// The current state. Owned by the processing role.
     @usableFromInline @exclusivity(unchecked) var state: State
     /// Under `.latest`, false only if no effect of an outside input is tracked, so that an outside
@@ -144,20 +152,20 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.heldGate = heldGate
         runnerGate = words.word(3)
         unretainedLifetimesLock = lifetimesLock.unretained
-        let effectEvents = OnDemandSignal<EffectEvent<Input>>(word: words.word(4))
-        self.effectEvents = effectEvents
-        replies = OnDemandSignal(word: words.word(5))
+        let effectEventsWord = words.word(4)
+        self.effectEventsWord = effectEventsWord
+        repliesWord = words.word(5)
         machine = Locked(
             EngineStateMachine(
                 isLatest: strategy == .latest, gate: gate, eventGate: eventGate, heldGate: heldGate,
-                effectEvents: effectEvents))
+                effectEventsWord: effectEventsWord))
         stateStorage = PropertyStorage(state)
     }
 
     deinit {
-        mapping.release()
-        replies.releaseMadeSignal()
-        effectEvents.releaseMadeSignal()
+        mapping?.release()
+        OnDemandSignalWord.releaseMadeSignal(word: repliesWord)
+        OnDemandSignalWord.releaseMadeSignal(word: effectEventsWord)
         // The key table holds its groups by hand; the termination that every automaton's release
         // performs has emptied it and given them back.
         assert(

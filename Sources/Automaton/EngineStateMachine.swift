@@ -157,9 +157,12 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
     /// The effect-event word: see `EffectEventGate`. Shared with the engine.
     @usableFromInline let eventGate: UnownedAtomicWord
-    /// `effectEvents`, only to learn whether an event would reach nobody
-    /// (`EffectEventGate.reachesNobody(gate:events:)`). Shared with the engine.
-    @usableFromInline let effectEvents: OnDemandSignal<EffectEvent<Input>>
+    /// The word of `effectEvents`, only to learn whether an event would reach nobody
+    /// (`EffectEventGate.reachesNobody(gate:events:)`). Shared with the engine. A word, not the
+    /// `OnDemandSignal` it is, for the same reason as the engine's (see `AutomatonEngine.repliesWord`).
+    @usableFromInline let effectEventsWord: UnownedAtomicWord
+    /// `effectEvents`, seen through its word.
+    @inlinable var effectEvents: OnDemandSignal<EffectEvent<Input>> { OnDemandSignal(word: effectEventsWord) }
     /// The held word: the address of the record of the effect whose value the processing role holds,
     /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Shared with the engine.
     @usableFromInline let heldGate: UnownedAtomicWord
@@ -177,12 +180,12 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @inlinable
     init(
         isLatest: Bool, gate: UnownedAtomicWord, eventGate: UnownedAtomicWord, heldGate: UnownedAtomicWord,
-        effectEvents: OnDemandSignal<EffectEvent<Input>>
+        effectEventsWord: UnownedAtomicWord
     ) {
         self.isLatest = isLatest
         self.gate = gate
         self.eventGate = eventGate
-        self.effectEvents = effectEvents
+        self.effectEventsWord = effectEventsWord
         self.heldGate = heldGate
     }
 

@@ -135,8 +135,8 @@ extension AutomatonEngine {
     @inlinable
     func perform(_ termination: Termination, cancelling effects: CancelledEffects<State, Input>) {
         let released = mapping
-        mapping = .passRetained(TransitionBox { _, _, _, _ in false })
-        defer { released.release() }
+        mapping = nil
+        defer { released?.release() }
         switch termination {
         case .interrupted:
             cancel(effects, .interrupted)

@@ -33,7 +33,9 @@ enum DeliveryState {
 /// once (an `.interrupted` delivered to nobody): `onTermination` runs, which detaches an operator from
 /// its upstream, cancels what it scheduled, or ends a producer run's lifetime.
 @usableFromInline
-package final class SignalCore<Value: Sendable, Error: Swift.Error>: ObserverTarget, @unchecked Sendable {
+package final class SignalCore<Value: Sendable, Error: Swift.Error>: SignalCoreBase, ObserverTarget,
+    @unchecked Sendable
+{
     // Safe: the delivery state lives in `lock`'s atomic word (see `DeliveryState`). `pending`,
     // `pendingRemovals`, `terminal`, `nextToken`, `observerCount`, `isHandleReleased`,
     // `onTermination` and `hasTakenTermination` are only touched with `lock` held. `observers` and
@@ -121,14 +123,11 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: ObserverTar
         UnsafeMutableBufferPointer<Unmanaged<Observer<Value, Error>>>(start: nil, count: 0)
     /// How many elements `deliveryList`'s storage holds (package-visible for the tests).
     @usableFromInline @exclusivity(unchecked) package internal(set) var deliveryCapacity = 0
-    /// For a core made on demand (`OnDemandSignal`), its `Signal` handle, kept by the core itself (a
-    /// cycle) until its owner breaks it, in `OnDemandSignal.releaseMadeSignal()`; nil for any other.
-    /// Set before the core is published, cleared once nothing can reach the core but its owner.
-    @usableFromInline @exclusivity(unchecked) var onDemandHandle: AnyObject?
 
     @inlinable
-    package init() {
+    package override init() {
         lock = Lock()
+        super.init()
         lock.storeWord(DeliveryState.unobserved)
     }
 
@@ -143,6 +142,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: ObserverTar
     package init(sharing lock: Lock, endedWith ending: SignalEnding?) {
         self.lock = lock
         self.ending = ending
+        super.init()
         assert(
             lock.loadWord() == (ending == nil ? DeliveryState.unobserved : DeliveryState.closed)
                 || lock.loadWord() == DeliveryState.unobserved | DeliveryState.closed,
@@ -596,6 +596,22 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: ObserverTar
     func interruptWithLockHeld() {
         sendWithLockHeld(.interrupted)
     }
+}
+
+/// What a `SignalCore` keeps that needs none of its type parameters, so that code that does not know
+/// them reaches it without looking up generic metadata: an owner's `deinit`, generic code that
+/// nothing specializes (see `OnDemandSignal.releaseMadeSignal(word:)`).
+@usableFromInline
+package class SignalCoreBase: @unchecked Sendable {
+    // Safe: `onDemandHandle` is set before the core is published, and cleared by its owner, once,
+    // when nothing can reach the core any more (see `OnDemandSignal`).
+    /// For a core made on demand (`OnDemandSignal`), its `Signal` handle, kept by the core itself (a
+    /// cycle) until its owner breaks it, in `OnDemandSignal.releaseMadeSignal(word:)`; nil for any
+    /// other.
+    @usableFromInline @exclusivity(unchecked) final var onDemandHandle: AnyObject?
+
+    @inlinable
+    init() {}
 }
 
 /// A signal's terminal event without the signal's type parameters (see `SignalCore.ending`).
