@@ -29,7 +29,9 @@
 /// Nothing in the package keeps an automaton alive: effects and the input signal hold only its
 /// internal engine. (An ``ObservableAutomaton``, made by `observable()`, is an owner: it keeps the
 /// automaton it shows until it is released itself.)
-public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
+public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Sendable {
+    // Safe: every stored property is immutable but `madeLifetime`, which is only read or written with
+    // the engine's `lifetimesLock` held (in `lifetime`), or by `deinit`, which nothing can overlap.
     /// A transition table without effects: the new state, or `nil` if the input does not apply.
     public typealias Mapping = @Sendable (State, Input) -> State?
 
@@ -80,20 +82,36 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     /// How long the automaton lives: it ends when the automaton is released, last, after `replies` and
     /// `state` have completed and its effects were disposed. Bindings to the automaton
     /// (`automaton <~ source`) end with it.
-    public let lifetime: Lifetime
+    ///
+    /// The same lifetime every time. It is made when first read (an automaton whose lifetime nobody
+    /// reads costs none), so it is never read already ended: reading it takes the automaton, which is
+    /// alive. Thread safe.
+    public var lifetime: Lifetime {
+        engine.lifetimesLock.withLock {
+            if let madeLifetime { return madeLifetime }
+            // Guarded by the lock the engine gives its effects' lifetimes, which it keeps alive: one
+            // allocation less than a lock of its own. Made under it: an allocation, no user code.
+            let lifetime = Lifetime(retaining: engine.lifetimesLock)
+            madeLifetime = lifetime
+            return lifetime
+        }
+    }
+
+    /// `lifetime`, once made. Guarded by `engine.lifetimesLock`.
+    @usableFromInline @exclusivity(unchecked) var madeLifetime: Lifetime?
 
     @usableFromInline let engine: AutomatonEngine<State, Input>
     /// The mapping, for `graph`: the engine drops its own when it terminates.
     @usableFromInline let transition: AutomatonEngine<State, Input>.Transition
     @usableFromInline let inputObservation: Disposable?
     /// Nothing ends `lifetime` but the engine, after the release's termination (no `Lifetime.Token`: one
-    /// object less per automaton).
+    /// object less per automaton; none at all if nobody read it).
     /// `engine.release(endingAfterwards:)`, made in the (inlinable) initializer, so specialized for
     /// the caller's `State` and `Input`: `deinit`, generic code that no caller specializes, calls it.
     /// Unspecialized, the termination looks up generic metadata at almost every step, and an
     /// automaton's release cost 56,000 instructions (callgrind, "million create + input + release",
     /// at af89f07). It captures nothing, so it costs no allocation.
-    @usableFromInline let releaseEngine: @Sendable (AutomatonEngine<State, Input>, Lifetime) -> Void
+    @usableFromInline let releaseEngine: @Sendable (AutomatonEngine<State, Input>, Lifetime?) -> Void
 
     /// An automaton without effects, fed by `input` and by `send(_:)`.
     @inlinable
@@ -149,9 +167,6 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
         let engine = AutomatonEngine(state: state, mapping: transition, strategy: strategy)
         self.engine = engine
         self.transition = transition
-        // Guarded by the lock the engine gives its effects' lifetimes, which it keeps alive: one
-        // allocation less than a lock of its own.
-        self.lifetime = Lifetime(retaining: engine.lifetimesLock)
         self.releaseEngine = { engine, lifetime in engine.release(endingAfterwards: lifetime) }
         self.state = Property(storage: engine.stateStorage)
         // Strong: `deinit` disposes the observation, so the input signal holds the engine only while
@@ -188,7 +203,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: Sendable {
     deinit {
         inputObservation?.dispose()
         // The engine ends the lifetime after the termination, which another thread may perform later.
-        releaseEngine(engine, lifetime)
+        releaseEngine(engine, madeLifetime)
     }
 
     /// Sends an outside input, exactly as if it came through `input`.

@@ -155,10 +155,11 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         let effectEventsWord = words.word(4)
         self.effectEventsWord = effectEventsWord
         repliesWord = words.word(5)
-        machine = Locked(
+        machine = Locked {
             EngineStateMachine(
                 isLatest: strategy == .latest, gate: gate, eventGate: eventGate, heldGate: heldGate,
-                effectEventsWord: effectEventsWord))
+                effectEventsWord: effectEventsWord)
+        }
         stateStorage = PropertyStorage(state)
     }
 

@@ -103,12 +103,14 @@ extension AutomatonEngine {
     }
 
     /// The automaton was released: replies complete, then effects are disposed, then state completes,
-    /// then `lifetime` (the automaton's) is ended: here, or, if another thread is
+    /// then `lifetime` (the automaton's, if it was made) is ended: here, or, if another thread is
     /// processing, by that thread once it has performed the termination.
     @inlinable
-    func release(endingAfterwards lifetime: Lifetime) {
-        if let lifetime = critical({ $0.keepUntilTerminated(lifetime) }) {
-            lifetime.end()  // the input was interrupted, and that termination is done
+    func release(endingAfterwards lifetime: Lifetime?) {
+        // Without a lifetime (nobody read it), nothing is to be kept: `terminate` finds out whether
+        // the input's interruption has terminated the automaton already.
+        if let lifetime, let kept = critical({ $0.keepUntilTerminated(lifetime) }) {
+            kept.end()  // the input was interrupted, and that termination is done
             return
         }
         terminate(.released)

@@ -66,7 +66,15 @@ func unlockPrimitive(_ primitive: UnsafeMutablePointer<LockPrimitive>) {
 final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
     @inlinable
     static func make(_ value: Value) -> LockStorage<Value> {
-        let buffer = create(minimumCapacity: 1) { _ in value }
+        make(making: { value })
+    }
+
+    /// A storage holding the value `makeValue` returns, made in place: a large value passed in would
+    /// be copied into the buffer and then destroyed, through its value witnesses (the automaton's
+    /// state machine: about 500 instructions per automaton, "million create + input + release").
+    @inlinable
+    static func make(making makeValue: () -> Value) -> LockStorage<Value> {
+        let buffer = create(minimumCapacity: 1) { _ in makeValue() }
         let storage = unsafeDowncast(buffer, to: LockStorage<Value>.self)
         storage.withUnsafeMutablePointerToElements { primitive in
             #if canImport(os)
@@ -222,6 +230,13 @@ package struct Locked<State> {
     @inlinable
     package init(_ state: State) {
         storage = .make(state)
+    }
+
+    /// A value made in place by `makeState`, run once, at once: for a large value, which `init(_:)`
+    /// would copy into the storage and then destroy.
+    @inlinable
+    package init(making makeState: () -> State) {
+        storage = .make(making: makeState)
     }
 
     /// Runs `body` on the state with the lock held. `body` must be package code that calls no user closure.

@@ -27,6 +27,22 @@ struct SignalsOnDemandTests {
         #expect(automaton.state.signal === changes)
     }
 
+    @Test("the lifetime is made on first read, the same for every reader, and ends last at the release")
+    func lifetimeOnFirstRead() async {
+        let order = Recording<String>()
+        let lifetimes = Recording<Lifetime>()
+        do {
+            let automaton = Automaton<Int, TreeInput>(state: 0, mapping: { state, _ in state + 1 })
+            automaton.replies.observeCompleted { order.append("replies completed") }
+            await runOnThreads(4) { _ in lifetimes.append(automaton.lifetime) }
+            #expect(Set(lifetimes.values).count == 1, "four first reads, one lifetime")
+            automaton.lifetime.observeEnded { order.append("lifetime ended") }
+            #expect(lifetimes.values.allSatisfy { lifetime in !lifetime.hasEnded })
+        }
+        #expect(lifetimes.values.allSatisfy { lifetime in lifetime.hasEnded })
+        #expect(order.values == ["replies completed", "lifetime ended"])
+    }
+
     @Test("observers added after earlier inputs hear exactly what follows, in order")
     func observersHearWhatFollows() {
         let effect = ControlledEffect<TreeInput>()
