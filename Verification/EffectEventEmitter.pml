@@ -29,7 +29,10 @@
  * attached then; observe and dispose are one step each; its word is `unobserved` iff no observer is
  * attached and it is not closed (isUnobserved SC:214-216 also reads `delivering` and `pending`,
  * which only make it false more often: fewer skips). SignalDelivery.pml checks that a send reaches
- * exactly the observers attached when it is linearized.
+ * exactly the observers attached when it is linearized. `effectEvents` is made on first read
+ * (Sources/Signals/OnDemandSignal.swift): until then `isUnobserved` is true and a send delivers to
+ * nobody, which is this model's `unobserved` word with no observer; the making is one
+ * compare-and-swap, before the maker's first observe, so it adds no interleaving this model lacks.
  *
  * -DDEFECT=1: the eighth pass's emitter-role gap (fixed in 4ec1c5d): an event is skipped when
  * effectEvents has no observer, without checking that the gate word is 0 (reachesNobody ESM:51-53
