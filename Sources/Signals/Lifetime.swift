@@ -88,7 +88,8 @@ public struct Lifetime: Sendable, Hashable {
     package var lockObject: AnyObject { storage.lockObject }
 
     /// The object behind the lifetime: for the package's tests, which check with a weak reference
-    /// when it is freed.
+    /// when it is freed, and for the automaton's child effects, which find the parent's engine through
+    /// it (an effect's lifetime is its engine's effect record: `ParentEngineContext`).
     package var storageObject: AnyObject { storage }
 
     /// Whether two values are the same lifetime.

@@ -238,14 +238,6 @@ extension ChildAutomaton {
     }
 }
 
-extension ChildRegistry {
-    /// How many parents have children or watchers registered: for the package's tests, which check
-    /// that nothing stays once children are released.
-    package static var registeredParentCount: Int {
-        shared.shards.reduce(0) { count, shard in count + shard.withCriticalRegion { $0.count } }
-    }
-}
-
 extension Automaton {
     /// Whether the registry of named children holds anything for this automaton (children or a
     /// tester's watch): for the package's tests, which check that released children leave nothing.
