@@ -100,9 +100,28 @@ extension AutomatonEngine {
         runningLink = .passUnretained(record)
         runningHasEnded = false
         runnerGate.store(currentThreadIdentity())
-        effect.run(record.makeObserver(), lifetimeOf: record)
+        if let value = effect.knownValue {
+            // A `SignalProducer(value:)`: exactly what its start handler would make its observer do,
+            // on this thread, without the observer (an allocation) or the handler (see
+            // `runKnownValue(_:of:)`).
+            runKnownValue(value, of: record)
+        } else {
+            effect.run(record.makeObserver(), lifetimeOf: record)
+        }
         runnerGate.store(0)
         runningLink = nil
+    }
+
+    /// Runs the effect of `record`, a `SignalProducer(value:)`, as its start handler would: its
+    /// observer receives `value`, then completes. The observer's events go to the record
+    /// (`EffectRecord.receive(_:)`) as they would have, so the value is held or queued, and the end
+    /// counted, exactly as on the usual path; what is skipped is package code only: the observer's
+    /// allocation and release (which finds the effect ended and does nothing), and the handler's call
+    /// (callgrind, W3: see BENCHMARKS.md, "known values").
+    @inlinable @inline(__always)
+    func runKnownValue(_ value: Input, of record: EffectRecord<State, Input>) {
+        record.receive(.value(value))
+        record.receive(.completed)
     }
 
     /// Whether this thread is running the start handler of an effect it has just committed (see

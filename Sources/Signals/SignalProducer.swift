@@ -13,12 +13,14 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     @usableFromInline let startHandler: StartHandler
     /// True only for `SignalProducer.empty`, so that package code can skip starting it.
     @usableFromInline let isKnownEmpty: Bool
-    /// Package metadata carried by this producer value, not by the producers derived from it (the
-    /// automaton's effect key or cancellation). Boxed, so that a producer stays a closure, a flag and
-    /// one optional reference: an inline existential made every copy of an effect-free automaton's
+    /// Package metadata carried by this producer value, not by the producers derived from it: the
+    /// automaton's effect key or cancellation, and the value of a `SignalProducer(value:)`. Boxed, so
+    /// that a producer stays a closure, a flag and one optional reference, four words, passed in
+    /// registers: an inline existential made every copy of an effect-free automaton's
     /// `(State, SignalProducer)?` go through value witnesses (W5 +45% instructions, callgrind at
-    /// `57d6a37`).
-    @usableFromInline let attachedDirective: (AnyObject & Sendable)?
+    /// `57d6a37`), and a fifth word (a second reference, for the value) cost W2 54 and W4 185
+    /// instructions per input.
+    @usableFromInline let attachment: ProducerAttachment<Value>?
 
     /// A producer that runs `startHandler` on each start.
     ///
@@ -28,37 +30,46 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     public init(_ startHandler: @escaping StartHandler) {
         self.startHandler = startHandler
         self.isKnownEmpty = false
-        self.attachedDirective = nil
+        self.attachment = nil
     }
 
     @usableFromInline
     init(empty: Void) {
         self.startHandler = { observer, _ in observer.sendCompleted() }
         self.isKnownEmpty = true
-        self.attachedDirective = nil
+        self.attachment = nil
     }
 
     /// This producer, carrying `directive` for package code (the automaton reads its effect keys
     /// there). Operators applied afterwards make producers without it.
     @inlinable
     package func attaching(_ directive: AnyObject & Sendable) -> SignalProducer {
-        SignalProducer(startHandler: startHandler, isKnownEmpty: isKnownEmpty, directive: directive)
+        SignalProducer(
+            startHandler: startHandler, isKnownEmpty: isKnownEmpty,
+            attachment: ProducerAttachment(directive: directive, knownValue: attachment?.knownValue))
     }
 
     @inlinable
-    init(startHandler: @escaping StartHandler, isKnownEmpty: Bool, directive: (AnyObject & Sendable)?) {
+    init(startHandler: @escaping StartHandler, isKnownEmpty: Bool, attachment: ProducerAttachment<Value>?) {
         self.startHandler = startHandler
         self.isKnownEmpty = isKnownEmpty
-        self.attachedDirective = directive
+        self.attachment = attachment
     }
 
     /// The directive attached with `attaching(_:)`, if any.
     @inlinable
-    package var directive: (AnyObject & Sendable)? { attachedDirective }
+    package var directive: (AnyObject & Sendable)? { attachment?.directive }
 
     /// Whether a directive is attached; cheaper than reading it.
     @inlinable
-    package var hasDirective: Bool { attachedDirective != nil }
+    package var hasDirective: Bool { attachment?.directive != nil }
+
+    /// The value this producer sends before it completes, if it is a `SignalProducer(value:)` (with a
+    /// directive attached or not): starting it sends that value and completes, and runs nothing else
+    /// (no user code), so package code may take the value instead of starting it (the automaton's
+    /// engine does). `nil` for any other producer, even one that behaves the same.
+    @inlinable
+    package var knownValue: Value? { attachment?.knownValue }
 
     /// Whether this is `SignalProducer.empty`, which completes at once without a value, so that starting
     /// it can be skipped. A producer built otherwise reports `false` even if it behaves the same.
@@ -76,10 +87,11 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     /// A producer that sends `value` and completes.
     @inlinable
     public init(value: Value) {
-        self.init { observer, _ in
-            observer.send(value: value)
-            observer.sendCompleted()
-        }
+        self.init(
+            startHandler: { observer, _ in
+                observer.send(value: value)
+                observer.sendCompleted()
+            }, isKnownEmpty: false, attachment: ProducerAttachment(directive: nil, knownValue: value))
     }
 
     /// A producer that sends each of `values` in order and completes. It stops early if disposed.
@@ -326,4 +338,20 @@ func callStartHandler<Value, Error>(
     lifetimeOf storage: _LifetimeStorage
 ) {
     handler(observer, Lifetime(storage))
+}
+
+/// What package code attaches to a producer value (see `SignalProducer.attachment`): a directive, the
+/// known value of a `SignalProducer(value:)`, or both.
+@usableFromInline
+final class ProducerAttachment<Value: Sendable>: Sendable {
+    /// The automaton's effect directive (its key, its cancellation), if any.
+    @usableFromInline let directive: (AnyObject & Sendable)?
+    /// The value a `SignalProducer(value:)` sends before it completes; `nil` for any other producer.
+    @usableFromInline let knownValue: Value?
+
+    @inlinable
+    init(directive: (AnyObject & Sendable)?, knownValue: Value?) {
+        self.directive = directive
+        self.knownValue = knownValue
+    }
 }

@@ -81,6 +81,9 @@ private struct RowBuilder {
         case .empty:
             return .empty
         case let .values(inputs):
+            // One even input: `SignalProducer(value:)`, whose value the engine takes without starting
+            // it (`SignalProducer.knownValue`); otherwise a start handler that sends the same.
+            if inputs.count == 1, inputs[0] % 2 == 0 { return SignalProducer(value: inputs[0]) }
             return SignalProducer(values: inputs)
         case let .closure(inputs):
             return .closureEffect { send in
