@@ -31,7 +31,8 @@
  * which only make it false more often: fewer skips). SignalDelivery.pml checks that a send reaches
  * exactly the observers attached when it is linearized. `effectEvents` is made on first read
  * (Sources/Signals/OnDemandSignal.swift): until then `isUnobserved` is true and a send delivers to
- * nobody, which is this model's `unobserved` word with no observer; the making is one
+ * nobody, which is this model's `unobserved` word with no observer (it is also true once the signal
+ * ended with nothing made, when no effect event is decided any more); the making is one
  * compare-and-swap, before the maker's first observe, so it adds no interleaving this model lacks.
  *
  * -DDEFECT=1: the eighth pass's emitter-role gap (fixed in 4ec1c5d): an event is skipped when

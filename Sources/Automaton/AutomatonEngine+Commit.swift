@@ -16,6 +16,13 @@ extension AutomatonEngine {
         // A constant, not a variable: the critical section below captures it, and a captured variable
         // is retained and released around the call that reads it. A keyed effect's key and policy are
         // read by its record, straight from the producer (a local copy here retained the key once more).
+        if !isLatest, start == 0, pending.origin == nil, let producer = effect, !producer.hasDirective,
+            let value = producer.knownValue, gate.load() == ProcessingGate.processing,
+            EffectEventGate.reachesNobody(gate: eventGate, events: effectEvents)
+        {
+            commitKnownValue(pending, from: from, to: toState, value: value)
+            return
+        }
         let cancelKeys = effect?.directiveBox?.cancelKeys
         if let cancelKeys {
             // Out of line: a `.cancel` row, or a forwarding row, starts no effect.
@@ -94,6 +101,32 @@ extension AutomatonEngine {
             record.lifetime.end()
             emit(record, .cancelled(.dropped(by: pending.input)))
         }
+    }
+
+    /// `commit(...)` for an outside input whose effect is a `SignalProducer(value:)`, unkeyed, under
+    /// `.merge`, while nobody observes effect events or processing, nothing is queued and no
+    /// termination or completion has been asked for (the gate holds only `processing`): the effect is
+    /// run as the transition is made, with no record, no lock and no allocation. Its start and its end
+    /// are decided here, before the reply, and reach nobody; its value is then held, with no origin,
+    /// and processed next, as an effect's synchronous value always is (or queued first, if anything
+    /// happened meanwhile: `EngineStateMachine.queueHeld`).
+    ///
+    /// What else could tell it from the usual path: under `.merge` an unkeyed effect has no place in
+    /// any tree, nothing can cancel it between its start and its end (both happen here), and the value
+    /// of an ended effect is processed like an outside one (the usual path only counts it in its
+    /// record). What can: an effect-event observer added while the reply is delivered does not hear
+    /// this effect (it started and ended before), a processing observer added from another thread
+    /// meanwhile announces its value as sent by no effect, and the effect takes no number. Documented
+    /// in APIContracts.md ("Keyed effects and effect events"); measured in BENCHMARKS.md ("known
+    /// values": W3 2,160 -> see there).
+    @inlinable @inline(never)
+    func commitKnownValue(_ pending: PendingInput<State, Input>, from: State, to toState: State, value: Input) {
+        state = toState
+        stateStorage.set(toState)
+        replies.sendIfMade { .success(pending.input, from, toState) }
+        assert(held == nil, "Internal inconsistency: an effect's value held while another waits")
+        held = PendingInput(input: value, origin: nil)
+        if !isProcessingHeldInputs { processHeldInputs() }
     }
 
     /// `commit(...)` for a row that starts no effect: a `.cancel(keys)` row, or one that forwards an

@@ -97,6 +97,8 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// input without an effect has nothing to replace (see `commitSuccess`). Owned by the processing
     /// role.
     @usableFromInline @exclusivity(unchecked) var mayHaveRootLatest = false
+    /// Whether the strategy is `.latest` (the machine's copy is under its lock).
+    @usableFromInline let isLatest: Bool
 
     // The runner and held roles: see `HeldInputs.swift`.
 
@@ -141,6 +143,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             "Automaton supports the .merge and .latest strategies, not \(strategy). Use .latest to replace running effects, or .merge to keep them all."
         )
         self.mapping = .passRetained(TransitionBox(mapping))
+        isLatest = strategy == .latest
         self.state = state
         let words = AtomicWordGroup.make(count: 6)
         let gate = words.word(0)

@@ -16,6 +16,9 @@ import Signals
 // - If anything else happened meanwhile (an input queued, a termination asked for, an effect ended on
 //   another thread: each sets `blocked`), the value goes to the front of the queue under the lock,
 //   counted as usual (`EngineStateMachine.queueHeld`), and the usual path takes over.
+// - The value of a `SignalProducer(value:)` effect run with no record
+//   (`AutomatonEngine.commitKnownValue`) is held the same way, with no origin and no held word: no
+//   record is there to keep tracked, and nothing can cancel an effect that has already ended.
 //
 // Who owns what: `runnerGate` (the identity of the thread running a just-committed effect's start
 // handler) is written by the processing role and read by any thread; `heldGate` is written by the
@@ -51,8 +54,13 @@ extension EngineStateMachine {
     @inlinable
     mutating func queueHeld(_ pending: PendingInput<State, Input>) {
         heldGate.store(0)
-        guard phase != .terminated, let origin = pending.origin, origin.isTracked else { return }
-        origin.pendingInputs += 1
+        guard phase != .terminated else { return }
+        // No origin: the value of an effect run as its transition was made (see
+        // `AutomatonEngine.commitKnownValue`), which nothing tracks and nothing can cancel.
+        if let origin = pending.origin {
+            guard origin.isTracked else { return }
+            origin.pendingInputs += 1
+        }
         queue.prepend(pending)
     }
 }

@@ -19,7 +19,9 @@
 ///
 /// Unowned, like the `UnownedAtomicWord` it is made of: its owner keeps the word's group alive, and
 /// calls `releaseMadeSignal()` once, when it is freed (the word holds one reference to the signal
-/// made). Copies share the same signal.
+/// made). The owner ends the signal before that (the automaton's engine always has, by its
+/// termination): a made signal let go of unended would leave its observers without an end. Copies
+/// share the same signal.
 @usableFromInline
 package struct OnDemandSignal<Value: Sendable>: @unchecked Sendable {
     // Safe: the state is the word, read and changed with atomic operations only; the signal it points

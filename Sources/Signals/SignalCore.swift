@@ -27,7 +27,10 @@ enum DeliveryState {
 /// Who keeps a core alive (ReactiveSwift's ownership rules):
 /// - its `Signal` handle, while anyone holds it;
 /// - its input observer (`makeInput()`), while anyone holds it. Releasing the input sends
-///   `.interrupted`, so a signal nobody can send into ends.
+///   `.interrupted`, so a signal nobody can send into ends;
+/// - for a signal made on demand (`OnDemandSignal`), its owner's word, which also keeps the handle
+///   (through `onDemandHandle`) until the owner lets go (`OnDemandSignalWord.releaseMadeSignal`); the
+///   owner ends the signal first, so that its observers hear its end.
 /// Observers do not keep it alive (their disposables hold it weakly). When the handle has been
 /// released and the last observer is removed, nobody can observe the signal any more, so it ends at
 /// once (an `.interrupted` delivered to nobody): `onTermination` runs, which detaches an operator from
@@ -142,6 +145,8 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: SignalCoreB
     package init(sharing lock: Lock, endedWith ending: SignalEnding?) {
         self.lock = lock
         self.ending = ending
+        // Ended: what is set to end with it later is disposed at once, as after any termination.
+        hasTakenTermination = ending != nil
         super.init()
         assert(
             lock.loadWord() == (ending == nil ? DeliveryState.unobserved : DeliveryState.closed)

@@ -114,4 +114,134 @@ struct KnownValueEffectTests {
             }
         }
     }
+
+    /// The effect of an outside input that nobody observes runs as its transition is made, before its
+    /// reply (`AutomatonEngine.commitKnownValue`): an effect-event observer added while that reply is
+    /// delivered does not hear it; it hears the effects of the inputs after, in full.
+    @Test("an effect-event observer added during the reply hears the effects after it, not the one that already ran")
+    func observerAddedDuringTheReply() {
+        let automaton = Automaton<Int, String>(
+            state: 0,
+            mapping: { state, input in
+                switch input {
+                case "tick": return (state + 1, SignalProducer(value: "tock"))
+                case "tock": return (state + 1, .empty)
+                default: return nil
+                }
+            })
+        let events = Recording<String>()
+        let replies = Recording<String>()
+        let added = Locked(false)
+        automaton.replies.observeValues { [weak automaton] reply in
+            replies.append("\(reply)")
+            guard let automaton, !added.withCriticalRegion({ $0 }) else { return }
+            added.withCriticalRegion { $0 = true }
+            automaton.effectEvents.observeValues { events.append("\($0)") }
+        }
+        automaton.send("tick")
+        automaton.send("tick")
+        #expect(
+            replies.values == [
+                "success(tick, 0 => 1)", "success(tock, 1 => 2)", "success(tick, 2 => 3)", "success(tock, 3 => 4)",
+            ])
+        #expect(events.values == ["effect 0 started by tick", "effect 0 ended"])
+        #expect(automaton.state.value == 4)
+    }
+
+    /// The value of an effect run as its transition was made is an effect's input: it is processed
+    /// after the input signal completes (only outside inputs stop), and dropped once the automaton
+    /// terminates. The same as a start handler sending that value.
+    @Test(
+        "the input completed or interrupted from the reply: the value is processed, or dropped",
+        arguments: [false, true], [false, true])
+    func endedDuringTheReply(interrupts: Bool, knownValue: Bool) {
+        let (input, inputObserver) = Signal<String, Never>.pipe()
+        let tock: SignalProducer<String, Never> =
+            knownValue
+            ? SignalProducer(value: "tock")
+            : SignalProducer { observer, _ in
+                observer.send(value: "tock")
+                observer.sendCompleted()
+            }
+        let automaton = Automaton<Int, String>(
+            state: 0, input: input,
+            mapping: { state, input in
+                switch input {
+                case "tick": return (state + 1, tock)
+                case "tock": return (state + 1, .empty)
+                default: return nil
+                }
+            })
+        let replies = Recording<String>()
+        let states = automaton.state.signal.record()
+        automaton.replies.observe { event in
+            replies.append("\(event)")
+            if case .value(.success("tick", _, _)) = event {
+                if interrupts { inputObserver.sendInterrupted() } else { inputObserver.sendCompleted() }
+            }
+        }
+        // Through `send`, not the input signal: the input signal would hold its end until this
+        // input's delivery returned.
+        automaton.send("tick")
+        if interrupts {
+            #expect(replies.values == ["value(success(tick, 0 => 1))", "interrupted"])
+            #expect(states.values == [.value(1), .completed])
+        } else {
+            #expect(replies.values == ["value(success(tick, 0 => 1))", "value(success(tock, 1 => 2))", "completed"])
+            #expect(states.values == [.value(1), .value(2)])
+        }
+    }
+
+    /// Two threads send outside inputs whose effects nobody observes, so that each input finds the
+    /// gate free or not (the value then takes the usual path, or is queued first); a third adds an
+    /// effect-event observer midway. Every value is processed once, and the observer hears whole
+    /// effects from its first start on: each start it hears is followed by that effect's end.
+    @Test(
+        "threads sending inputs whose effects run unobserved, and an observer added midway: nothing lost, whole effects heard"
+    )
+    func threadsAndALateObserver() async {
+        for round in 0..<100 {
+            let automaton = Automaton<Int, String>(
+                state: 0,
+                mapping: { state, input in
+                    switch input {
+                    case "tick": return (state + 1, SignalProducer(value: "tock"))
+                    case "tock": return (state + 1, .empty)
+                    default: return nil
+                    }
+                })
+            let events = Recording<EffectEvent<String>>()
+            let successes = Locked(0)
+            automaton.replies.observeValues { reply in
+                if reply.isSuccess { successes.withCriticalRegion { $0 += 1 } }
+            }
+            await runOnThreads(3) { index in
+                if index == 2 {
+                    automaton.effectEvents.observeValues { events.append($0) }
+                } else {
+                    for _ in 0..<200 { automaton.send("tick") }
+                }
+            }
+            #expect(automaton.state.value == 800, "round \(round)")
+            #expect(successes.withCriticalRegion { $0 } == 800, "round \(round)")
+            // An effect starts and ends within one processing step, so once the observer has heard a
+            // start, every end it hears is of the effect it heard start last (before that, an end
+            // may be of an effect that started before it was added).
+            var open: UInt64?
+            var heardStart = false
+            for event in events.values {
+                switch event.kind {
+                case .started:
+                    #expect(open == nil, "round \(round): a start before the previous effect's end")
+                    open = event.id
+                    heardStart = true
+                case .ended:
+                    if heardStart { #expect(open == event.id, "round \(round): an end without its start") }
+                    open = nil
+                case .cancelled: Issue.record("round \(round): nothing is cancelled")
+                }
+            }
+            #expect(open == nil, "round \(round): a start without its end")
+        }
+    }
 }
