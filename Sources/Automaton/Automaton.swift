@@ -52,6 +52,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
     /// costs no signal (see the automaton's memory in `BENCHMARKS.md`); an observer hears the replies
     /// made after it was added, whenever the signal was made. Read after the automaton has ended, it has
     /// ended too, and an observer added then hears its end at once.
+    @inlinable
     public var replies: Signal<Reply<State, Input>, Never> {
         engine.replies.signal
     }
@@ -69,6 +70,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
     /// completed alike), after the last effect's event.
     ///
     /// The same signal every time, made when first read, as `replies`.
+    @inlinable
     public var effectEvents: Signal<EffectEvent<Input>, Never> {
         engine.effectEvents.signal
     }
@@ -86,6 +88,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
     /// The same lifetime every time. It is made when first read (an automaton whose lifetime nobody
     /// reads costs none), so it is never read already ended: reading it takes the automaton, which is
     /// alive. Thread safe.
+    @inlinable
     public var lifetime: Lifetime {
         engine.lifetimesLock.withLock {
             if let madeLifetime { return madeLifetime }

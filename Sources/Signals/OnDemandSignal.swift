@@ -37,8 +37,22 @@ package struct OnDemandSignal<Value: Sendable>: @unchecked Sendable {
 
     /// The signal, made now (with no observer; ended, if the sender has ended it) unless it was made
     /// before. Every call returns the same signal. Thread safe.
+    ///
+    /// Inlinable, so that it is specialized where it is read: unspecialized, every read looked up the
+    /// signal's generic metadata (callgrind, "children start+input+release": +1,800 instructions).
+    @inlinable
     package var signal: Signal<Value, Never> {
-        var state = word.load()
+        let state = word.load()
+        if let made = OnDemandSignalWord.core(state) {
+            return Self.handle(of: Unmanaged<SignalCore<Value, Never>>.fromOpaque(made).takeUnretainedValue())
+        }
+        return make(from: state)
+    }
+
+    /// `signal`'s first read: makes the signal, or finds the one another thread made meanwhile.
+    @inlinable @inline(never)
+    func make(from initial: UInt) -> Signal<Value, Never> {
+        var state = initial
         while true {
             if let made = OnDemandSignalWord.core(state) {
                 return Self.handle(of: Unmanaged<SignalCore<Value, Never>>.fromOpaque(made).takeUnretainedValue())
