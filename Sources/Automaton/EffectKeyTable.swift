@@ -185,6 +185,8 @@ package struct EffectKeyTable<Value> {
     /// Removes every entry and returns them, in no particular order; the slots are kept.
     @inlinable
     package mutating func removeAll() -> [Entry] {
+        // An empty table (every automaton without keys, at its termination) makes no array at all.
+        guard count > 0 else { return [] }
         var entries: [Entry] = []
         entries.reserveCapacity(count)
         for index in slots.indices {
