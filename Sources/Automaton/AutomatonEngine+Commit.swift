@@ -108,15 +108,16 @@ extension AutomatonEngine {
     /// termination or completion has been asked for (the gate holds only `processing`): the effect is
     /// run as the transition is made, with no record, no lock and no allocation. Its start and its end
     /// are decided here, before the reply, and reach nobody; its value is then held, with no origin,
-    /// and processed next, as an effect's synchronous value always is (or queued first, if anything
-    /// happened meanwhile: `EngineStateMachine.queueHeld`).
+    /// and processed next, as an effect's synchronous value always is, or queued behind the inputs
+    /// sent during the reply (`EngineStateMachine.queueKnownValue`), as a start handler's would be.
     ///
     /// What else could tell it from the usual path: under `.merge` an unkeyed effect has no place in
     /// any tree, nothing can cancel it between its start and its end (both happen here), and the value
     /// of an ended effect is processed like an outside one (the usual path only counts it in its
     /// record). What can: an effect-event observer added while the reply is delivered does not hear
-    /// this effect (it started and ended before), a processing observer added from another thread
-    /// meanwhile announces its value as sent by no effect, and the effect takes no number. Documented
+    /// this effect (it started and ended before), a processing observer added meanwhile (by a reply
+    /// observer or another thread) announces its value as sent by no effect, and the effect takes no
+    /// number. Documented
     /// in APIContracts.md ("Keyed effects and effect events"); measured in BENCHMARKS.md ("known
     /// values": W3 2,160 -> see there).
     @inlinable @inline(never)
@@ -124,8 +125,17 @@ extension AutomatonEngine {
         state = toState
         stateStorage.set(toState)
         replies.sendIfMade { .success(pending.input, from, toState) }
+        // Here, after the reply, is where the usual path's start handler sends the value: held if
+        // nothing was queued meanwhile (`hold`), else queued behind what was (an observer of the reply,
+        // or another thread, sent an input during it), in the order the inputs came.
+        let pending = PendingInput<State, Input>(input: value, origin: nil)
+        guard gate.load() == ProcessingGate.processing else {
+            let dropped = critical { $0.queueKnownValue(pending) }
+            withExtendedLifetime(dropped) {}  // a user value, released after the lock
+            return
+        }
         assert(held == nil, "Internal inconsistency: an effect's value held while another waits")
-        held = PendingInput(input: value, origin: nil)
+        held = pending
         if !isProcessingHeldInputs { processHeldInputs() }
     }
 

@@ -65,6 +65,22 @@ extension EngineStateMachine {
     }
 }
 
+extension EngineStateMachine {
+    /// Queues the value of an effect run with no record (`AutomatonEngine.commitKnownValue`) behind
+    /// the inputs queued during its transition's reply, as the usual path's start handler would have
+    /// sent it (an effect's input, so still processed once the input signal has completed). The caller
+    /// holds the processing role, so the gate's give-back is already blocked. Returns the value if the
+    /// automaton has terminated, to be released after the lock.
+    @inlinable
+    mutating func queueKnownValue(_ pending: PendingInput<State, Input>) -> PendingInput<State, Input>? {
+        guard phase != .terminated else { return pending }
+        let taken = gate.takeBit(ProcessingGate.processing, orSet: ProcessingGate.blocked)
+        assert(!taken, "Internal inconsistency: an effect's value queued by a thread without the processing role")
+        queue.append(pending)
+        return nil
+    }
+}
+
 extension AutomatonEngine {
     /// Processes the value an effect's start handler sent at once (see `held`), then the one that
     /// value's effect sent, and so on, in a loop (a feedback chain runs in constant stack); or, if

@@ -1,4 +1,6 @@
 import Automaton
+import Dispatch
+import Foundation
 import Signals
 import Testing
 
@@ -243,5 +245,121 @@ struct KnownValueEffectTests {
             }
             #expect(open == nil, "round \(round): a start without its end")
         }
+    }
+
+    // From the adversarial review of the no-record path: inputs sent while a reply is delivered.
+
+    static func tock(_ knownValue: Bool) -> SignalProducer<String, Never> {
+        knownValue
+            ? SignalProducer(value: "tock")
+            : SignalProducer { observer, _ in
+                observer.send(value: "tock")
+                observer.sendCompleted()
+            }
+    }
+
+    /// An automaton whose state is the path of inputs it took; "tick" feeds back "tock" (or a chain
+    /// "tick", "tock", "tack" when `chained`).
+    static func pathAutomaton(knownValue: Bool, chained: Bool = false) -> Automaton<[String], String> {
+        let tock = tock(knownValue)
+        let tack: SignalProducer<String, Never> =
+            knownValue
+            ? SignalProducer(value: "tack")
+            : SignalProducer { observer, _ in
+                observer.send(value: "tack")
+                observer.sendCompleted()
+            }
+        return Automaton<[String], String>(
+            state: [],
+            mapping: { path, input in
+                switch input {
+                case "tick": return (path + [input], tock)
+                case "tock" where chained: return (path + [input], tack)
+                default: return (path + [input], .empty)
+                }
+            })
+    }
+
+    enum DuringTheReply: String, CaseIterable, Sendable { case replyObserver, stateObserver, otherThread }
+
+    /// "extra" is sent while the reply to `trigger` is delivered: from a `replies` observer, from a
+    /// `state` observer, or from another thread while the reply observer waits for it.
+    static func pathWithInputDuringReply(
+        knownValue: Bool, chained: Bool, trigger: String, from sender: DuringTheReply
+    ) -> [String] {
+        let automaton = pathAutomaton(knownValue: knownValue, chained: chained)
+        let send = automaton.sender
+        let sent = Locked(false)
+        let sendOnce: @Sendable () -> Void = {
+            let first = sent.withCriticalRegion { sent -> Bool in
+                defer { sent = true }
+                return !sent
+            }
+            guard first else { return }
+            if sender == .otherThread {
+                let queued = DispatchSemaphore(value: 0)
+                Thread {
+                    send("extra")  // queued: the replying thread holds the processing role
+                    queued.signal()
+                }.start()
+                queued.wait()
+            } else {
+                send("extra")
+            }
+        }
+        switch sender {
+        case .replyObserver, .otherThread:
+            automaton.replies.observeValues { reply in
+                if reply.input == trigger, reply.isSuccess { sendOnce() }
+            }
+        case .stateObserver:
+            automaton.state.signal.observeValues { path in
+                if path.last == trigger { sendOnce() }
+            }
+        }
+        automaton.send("tick")
+        return automaton.state.value
+    }
+
+    @Test(
+        "an input sent while the reply is delivered keeps its place before the effect's value, as with a start handler",
+        arguments: DuringTheReply.allCases, [false, true])
+    func inputSentDuringTheReply(from sender: DuringTheReply, chained: Bool) {
+        for trigger in chained ? ["tick", "tock"] : ["tick"] {
+            let known = Self.pathWithInputDuringReply(
+                knownValue: true, chained: chained, trigger: trigger, from: sender)
+            let started = Self.pathWithInputDuringReply(
+                knownValue: false, chained: chained, trigger: trigger, from: sender)
+            #expect(known == started, "trigger \(trigger): known value \(known), start handler \(started)")
+            #expect(known.firstIndex(of: "extra")! < known.firstIndex(of: trigger == "tick" ? "tock" : "tack")!)
+        }
+    }
+
+    /// The documented difference: a processing observer added while the reply is delivered (here by
+    /// a `replies` observer) reports the value of an effect run with no record as sent by no effect.
+    @Test(
+        "a processing observer added during the reply sees the value as sent by no effect (a start handler's: effect 0)"
+    )
+    func processingObserverAddedDuringTheReply() {
+        func records(knownValue: Bool) -> [String] {
+            let automaton = Self.pathAutomaton(knownValue: knownValue)
+            let records = Recording<String>()
+            let added = Locked(false)
+            automaton.replies.observeValues { [weak automaton] reply in
+                guard reply.input == "tick", let automaton,
+                    added.withCriticalRegion({ added -> Bool in
+                        defer { added = true }
+                        return !added
+                    })
+                else { return }
+                automaton.observeProcessing { record in
+                    records.append("\(record.reply.input) sent by \(record.sentByEffect.map(String.init) ?? "nothing")")
+                }
+            }
+            automaton.send("tick")
+            return records.values
+        }
+        #expect(records(knownValue: true) == ["tock sent by nothing"])
+        #expect(records(knownValue: false) == ["tock sent by 0"])
     }
 }
