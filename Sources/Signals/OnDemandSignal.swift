@@ -81,6 +81,9 @@ package struct OnDemandSignal<Value: Sendable>: @unchecked Sendable {
         guard let handle = core.onDemandHandle else {
             preconditionFailure("Internal inconsistency: an on-demand signal's core without its handle")
         }
+        // Invariant: only `make(from:)` sets `onDemandHandle`, to the `Signal` it made over this very
+        // core, before publishing the core (checked in debug builds; `OnDemandSignalTests` checks that
+        // every read returns that signal).
         return unsafeDowncast(handle, to: Signal<Value, Never>.self)
     }
 

@@ -122,15 +122,7 @@ struct KnownValueEffectTests {
     /// delivered does not hear it; it hears the effects of the inputs after, in full.
     @Test("an effect-event observer added during the reply hears the effects after it, not the one that already ran")
     func observerAddedDuringTheReply() {
-        let automaton = Automaton<Int, String>(
-            state: 0,
-            mapping: { state, input in
-                switch input {
-                case "tick": return (state + 1, SignalProducer(value: "tock"))
-                case "tock": return (state + 1, .empty)
-                default: return nil
-                }
-            })
+        let automaton = Self.counter(tock: Self.tock(true))
         let events = Recording<String>()
         let replies = Recording<String>()
         let added = Locked(false)
@@ -158,22 +150,7 @@ struct KnownValueEffectTests {
         arguments: [false, true], [false, true])
     func endedDuringTheReply(interrupts: Bool, knownValue: Bool) {
         let (input, inputObserver) = Signal<String, Never>.pipe()
-        let tock: SignalProducer<String, Never> =
-            knownValue
-            ? SignalProducer(value: "tock")
-            : SignalProducer { observer, _ in
-                observer.send(value: "tock")
-                observer.sendCompleted()
-            }
-        let automaton = Automaton<Int, String>(
-            state: 0, input: input,
-            mapping: { state, input in
-                switch input {
-                case "tick": return (state + 1, tock)
-                case "tock": return (state + 1, .empty)
-                default: return nil
-                }
-            })
+        let automaton = Self.counter(tock: Self.tock(knownValue), input: input)
         let replies = Recording<String>()
         let states = automaton.state.signal.record()
         automaton.replies.observe { event in
@@ -203,15 +180,7 @@ struct KnownValueEffectTests {
     )
     func threadsAndALateObserver() async {
         for round in 0..<100 {
-            let automaton = Automaton<Int, String>(
-                state: 0,
-                mapping: { state, input in
-                    switch input {
-                    case "tick": return (state + 1, SignalProducer(value: "tock"))
-                    case "tock": return (state + 1, .empty)
-                    default: return nil
-                    }
-                })
+            let automaton = Self.counter(tock: Self.tock(true))
             let events = Recording<EffectEvent<String>>()
             let successes = Locked(0)
             automaton.replies.observeValues { reply in
@@ -249,26 +218,41 @@ struct KnownValueEffectTests {
 
     // From the adversarial review of the no-record path: inputs sent while a reply is delivered.
 
-    static func tock(_ knownValue: Bool) -> SignalProducer<String, Never> {
+    /// An effect that sends `value` and completes: `SignalProducer(value:)` if `knownValue`, else a
+    /// start handler that does the same.
+    static func sending(_ value: String, knownValue: Bool) -> SignalProducer<String, Never> {
         knownValue
-            ? SignalProducer(value: "tock")
+            ? SignalProducer(value: value)
             : SignalProducer { observer, _ in
-                observer.send(value: "tock")
+                observer.send(value: value)
                 observer.sendCompleted()
             }
+    }
+
+    static func tock(_ knownValue: Bool) -> SignalProducer<String, Never> {
+        sending("tock", knownValue: knownValue)
+    }
+
+    /// A counter: "tick" counts and starts `tock`, "tock" counts; fed by `send`, and by `input` if given.
+    static func counter(
+        tock: SignalProducer<String, Never>, input: Signal<String, Never>? = nil
+    ) -> Automaton<Int, String> {
+        let mapping: Automaton<Int, String>.EffectMapping = { state, input in
+            switch input {
+            case "tick": return (state + 1, tock)
+            case "tock": return (state + 1, .empty)
+            default: return nil
+            }
+        }
+        guard let input else { return Automaton(state: 0, mapping: mapping) }
+        return Automaton(state: 0, input: input, mapping: mapping)
     }
 
     /// An automaton whose state is the path of inputs it took; "tick" feeds back "tock" (or a chain
     /// "tick", "tock", "tack" when `chained`).
     static func pathAutomaton(knownValue: Bool, chained: Bool = false) -> Automaton<[String], String> {
         let tock = tock(knownValue)
-        let tack: SignalProducer<String, Never> =
-            knownValue
-            ? SignalProducer(value: "tack")
-            : SignalProducer { observer, _ in
-                observer.send(value: "tack")
-                observer.sendCompleted()
-            }
+        let tack = sending("tack", knownValue: knownValue)
         return Automaton<[String], String>(
             state: [],
             mapping: { path, input in

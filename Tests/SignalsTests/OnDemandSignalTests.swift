@@ -66,6 +66,17 @@ struct OnDemandSignalTests {
         }
     }
 
+    /// A core made already ended has taken its termination: what is set to end with it later is
+    /// disposed at once, as after any termination (`SignalCore.init(sharing:endedWith:)`).
+    @Test("made after its end: what is set to end with it is disposed at once")
+    func terminationAfterAnEndedMaking() {
+        let owner = OnDemandOwner()
+        owner.signal.send(.completed)
+        let disposable = AnyDisposable {}
+        owner.signal.signal.core.setOnTermination(disposable)
+        #expect(disposable.isDisposed)
+    }
+
     @Test("the owner's release frees the signal made, its observers and what ends with it")
     func ownerReleaseFreesTheSignal() {
         weak var handle: Signal<Int, Never>?
