@@ -166,8 +166,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// The held word: the address of the record of the effect whose value the processing role holds,
     /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Shared with the engine.
     @usableFromInline let heldGate: UnownedAtomicWord
-    /// The processing observers (see `Automaton.observeProcessing(_:)`), counted by the word of the
-    /// engine's `lifetimesLock`, which changes with this list, under this lock.
+    /// The processing observers (see `Automaton.observeProcessing(_:)`), counted by the engine's
+    /// `processingObserversWord`, which changes with this list, under this lock.
     @usableFromInline var processingObservers: [ProcessingObserver<State, Input>] = []
 
     /// See `rootLatestLink`.

@@ -104,16 +104,20 @@ enum ProcessingClock {
     }
 }
 
-// The processing observers live in the machine, under its lock; the word of `lifetimesLock` (which
-// nothing else uses) counts them, so that the processing role learns with one atomic load, without
-// the lock, that there are none. It is changed only under the machine's lock, with the list.
+// The processing observers live in the machine, under its lock; `processingObserversWord` counts
+// them, so that the processing role learns with one atomic load, without the lock, that there are none. It is changed only under the machine's lock, with the list.
 
 extension AutomatonEngine {
     /// Whether any processing observer is attached (see `observeProcessing(_:)`).
     @inlinable @inline(__always)
     var isProcessingObserved: Bool {
-        lifetimesLock.loadWord() != 0
+        processingObserversWord.load() != 0
     }
+
+    /// How many processing observers are attached: the last word of the engine's group (see
+    /// `AutomatonEngine.words`).
+    @inlinable @inline(__always)
+    var processingObserversWord: UnownedAtomicWord { words.word(6) }
 
     @usableFromInline
     func addProcessingObserver(
@@ -125,7 +129,7 @@ extension AutomatonEngine {
             // observers are dropped: see `complete()`), the observer could never be called.
             guard machine.phase != .terminated, !replies.hasTerminated else { return false }
             machine.processingObservers.append(observer)
-            lifetimesLock.storeWord(UInt(machine.processingObservers.count))
+            processingObserversWord.store(UInt(machine.processingObservers.count))
             return true
         }
         guard added else { return AnyDisposable.disposed }
@@ -141,7 +145,7 @@ extension AutomatonEngine {
                 else {
                     return nil
                 }
-                defer { lifetimesLock.storeWord(UInt(machine.processingObservers.count)) }
+                defer { processingObserversWord.store(UInt(machine.processingObservers.count)) }
                 return machine.processingObservers.remove(at: index)
             }
             _ = removed
@@ -173,7 +177,7 @@ extension AutomatonEngine {
         let dropped = critical { machine in
             defer {
                 machine.processingObservers = []
-                lifetimesLock.storeWord(0)
+                processingObserversWord.store(0)
             }
             return machine.processingObservers
         }

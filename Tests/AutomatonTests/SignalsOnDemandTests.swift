@@ -43,6 +43,50 @@ struct SignalsOnDemandTests {
         #expect(order.values == ["replies completed", "lifetime ended"])
     }
 
+    /// The automaton's lifetime and its effects' lifetimes share the state property's lock (one lock
+    /// less per automaton). Nothing may take that lock while holding it: effects read and observe the
+    /// state and register cleanup, `.latest` ends their lifetimes while the state's changes are
+    /// delivered, a state observer reads the automaton's lifetime and registers cleanup on it, on three
+    /// threads at once. A self-deadlock hangs the round (the helper's timeout fails it).
+    @Test("the lifetimes share the state's lock, and nothing takes it twice")
+    func lifetimesShareTheStateLock() async {
+        let sends = 50
+        for round in 0..<100 {
+            let started = Recording<Int>()
+            let ended = Recording<Int>()
+            let automatonEnded = Recording<Int>()
+            let state = Locked<Property<Int>?>(nil)
+            let effect = SignalProducer<TreeInput, Never> { _, lifetime in
+                lifetime.observeEnded { ended.append(1) }
+                if let state = state.withCriticalRegion({ $0 }) {
+                    lifetime += state.signal.observeValues { _ in _ = state.value }
+                    _ = state.value
+                }
+                started.append(1)
+            }
+            do {
+                let automaton = Automaton<Int, TreeInput>(
+                    state: 0, mapping: { state, _ in (state + 1, effect) }, strategy: .latest)
+                state.withCriticalRegion { $0 = automaton.state }
+                automaton.state.signal.observeValues { [weak automaton] value in
+                    guard value % 10 == 0, let automaton else { return }
+                    automaton.lifetime.observeEnded { automatonEnded.append(value) }
+                }
+                // The threads hold only the sender, so that the automaton is released here, on this
+                // thread, and not by a thread still letting go of its closure.
+                let send = automaton.sender
+                await runOnThreads(3) { _ in
+                    for _ in 0..<sends { send(.start) }
+                }
+                #expect(automaton.state.value == 3 * sends, "round \(round)")
+                state.withCriticalRegion { $0 = nil }
+            }
+            #expect(started.count == 3 * sends, "round \(round): every effect started")
+            #expect(ended.count == 3 * sends, "round \(round): every effect's lifetime ended, once")
+            #expect(automatonEnded.count == 3 * sends / 10, "round \(round): the automaton's lifetime ended")
+        }
+    }
+
     @Test("observers added after earlier inputs hear exactly what follows, in order")
     func observersHearWhatFollows() {
         let effect = ControlledEffect<TreeInput>()
