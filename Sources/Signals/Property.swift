@@ -170,7 +170,10 @@ public final class Property<Value: Sendable>: Sendable {
         let producer: SignalProducer<Value, Never>
         let changes: Signal<Value, Never>
 
-        init(read: @escaping @Sendable () -> Value, producer: SignalProducer<Value, Never>, changes: Signal<Value, Never>) {
+        init(
+            read: @escaping @Sendable () -> Value, producer: SignalProducer<Value, Never>,
+            changes: Signal<Value, Never>
+        ) {
             self.read = read
             self.producer = producer
             self.changes = changes
