@@ -287,6 +287,13 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
         (engine.replies.isMade, engine.effectEvents.isMade, engine.stateStorage.isSignalMade)
     }
 
+    /// Whether the engine's state machine has made its occasional parts (keyed effects, the effect-event
+    /// outbox, processing observers, a termination left to another thread; see `OccasionalState`).
+    /// For tests.
+    package var occasionalPartsMade: Bool {
+        engine.critical { $0.occasional != nil }
+    }
+
     /// The keys the engine's key table holds (those with running or waiting effects, and those left
     /// idle since the table last swept), and its number of slots. For tests.
     package var keyTableSize: (keys: Int, slots: Int) {

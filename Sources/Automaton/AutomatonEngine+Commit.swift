@@ -194,7 +194,7 @@ extension AutomatonEngine {
         decision: inout EffectDecision
     ) -> CommitResult {
         let candidates = critical { machine in
-            defer { machine.undecidedKeys = [] }  // a copy goes out: nothing is freed here
+            defer { machine.occasional?.parts.pointee.undecidedKeys = [] }  // a copy goes out: nothing is freed here
             return machine.undecidedKeys
         }
         var keys = cancelKeys ?? []

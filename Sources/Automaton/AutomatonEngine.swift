@@ -182,6 +182,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         assert(
             critical { $0.groups.isEmpty },
             "Internal inconsistency: an engine freed without its termination")
+        freeOccasional()
     }
 
     // MARK: The critical section

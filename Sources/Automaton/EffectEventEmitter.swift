@@ -74,7 +74,7 @@ extension EngineStateMachine {
     /// then the role is given up.
     @inlinable
     mutating func nextQueuedEffectEvent() -> Event<EffectEvent<Input>, Never>? {
-        guard let event = effectEventOutbox.removeFirst() else {
+        guard let event = occasional?.parts.pointee.effectEventOutbox.removeFirst() else {
             eventGate.store(0)
             return nil
         }

@@ -28,7 +28,7 @@ extension EngineStateMachine {
         // Keys first, before anything changes: a key that only its `==` can find is compared outside
         // the lock, and the commit made again (see `KeyEqualities`).
         // The usual keyed effect, whose key is the very one in its home slot, settles it in one look.
-        if !groups.isEmpty, phase != .terminated, cancelKeys != nil || keyNeedsLookUp(prepared),
+        if hasKeyGroups, phase != .terminated, cancelKeys != nil || keyNeedsLookUp(prepared),
             needsComparison(prepared: prepared, cancelKeys: cancelKeys, equalities: equalities)
         {
             return .compareKeys
@@ -50,10 +50,11 @@ extension EngineStateMachine {
                 if let origin = pending.origin { origin.latestChildLink = nil } else { rootLatestLink = nil }
             }
         }
-        if let cancelKeys {
+        // A cancel row finds its keys' groups, if keyed effects ever made a table.
+        if let cancelKeys, let parts = occasional?.parts {
             var none: [EffectKey] = []
             for key in cancelKeys {
-                if let group = groups.value(for: key, equalities: equalities, undecided: &none) {
+                if let group = parts.pointee.groups.value(for: key, equalities: equalities, undecided: &none) {
                     group._withUnsafeGuaranteedRef { cancel($0, into: &cancelled, byCancelRow: true) }
                 }
             }

@@ -14,7 +14,9 @@ extension EngineStateMachine {
         for key: EffectKey, equalities: KeyEqualities?, into cancelled: inout CancelledEffects<State, Input>
     ) -> Unmanaged<KeyGroup<State, Input>> {
         var undecided: [EffectKey] = []
-        if let group = groups.value(for: key, equalities: equalities, undecided: &undecided) { return group }
+        if let group = madeOccasional().pointee.groups.value(for: key, equalities: equalities, undecided: &undecided) {
+            return group
+        }
         precondition(undecided.isEmpty, "Internal inconsistency: a key looked up undecided after its comparison")
         return insertGroup(for: key, into: &cancelled)
     }
@@ -26,7 +28,8 @@ extension EngineStateMachine {
         let (isKeyed, hash, identity) = prepared._withUnsafeGuaranteedRef {
             ($0.policy != nil, $0.keyHash, $0.keyIdentity)
         }
-        return isKeyed && groups.valueInHomeSlot(hash: hash, identity: identity) == nil
+        guard isKeyed else { return false }
+        return occasional?.parts.pointee.group(inHomeSlotOf: hash, identity: identity) == nil
     }
 
     /// Whether a key of `prepared`'s effect or of `cancelKeys` has, in the table, keys of the same hash
@@ -37,15 +40,18 @@ extension EngineStateMachine {
         prepared: Unmanaged<Record>?, cancelKeys: [EffectKey]?, equalities: KeyEqualities?
     ) -> Bool {
         var undecided: [EffectKey] = []
-        defer { undecidedKeys = undecided }
+        let parts = madeOccasional()
+        defer { parts.pointee.undecidedKeys = undecided }
         if let cancelKeys {
-            for key in cancelKeys { _ = groups.value(for: key, equalities: equalities, undecided: &undecided) }
+            for key in cancelKeys {
+                _ = parts.pointee.groups.value(for: key, equalities: equalities, undecided: &undecided)
+            }
         }
         prepared?._withUnsafeGuaranteedRef { record in
             guard record.policy != nil, let key = record.key,
-                groups.valueInHomeSlot(hash: record.keyHash, identity: record.keyIdentity) == nil
+                parts.pointee.groups.valueInHomeSlot(hash: record.keyHash, identity: record.keyIdentity) == nil
             else { return }
-            _ = groups.value(for: key, equalities: equalities, undecided: &undecided)
+            _ = parts.pointee.groups.value(for: key, equalities: equalities, undecided: &undecided)
         }
         return !undecided.isEmpty
     }
@@ -57,7 +63,7 @@ extension EngineStateMachine {
     mutating func group(
         forKeyOf record: Record, equalities: KeyEqualities?, into cancelled: inout CancelledEffects<State, Input>
     ) -> Unmanaged<KeyGroup<State, Input>> {
-        if let group = groups.valueInHomeSlot(hash: record.keyHash, identity: record.keyIdentity) {
+        if let group = madeOccasional().pointee.group(inHomeSlotOf: record.keyHash, identity: record.keyIdentity) {
             return group
         }
         return group(for: record.key.unsafelyUnwrapped, equalities: equalities, into: &cancelled)
@@ -91,7 +97,10 @@ extension EngineStateMachine {
 
     /// The empty groups are more than 8 and more than those in use.
     @inlinable
-    var mostAreIdle: Bool { idleGroups > 8 && idleGroups * 2 > groups.count }
+    var mostAreIdle: Bool {
+        guard let parts = occasional?.parts else { return false }
+        return parts.pointee.idleGroups > 8 && parts.pointee.idleGroups * 2 > parts.pointee.groups.count
+    }
 
     @usableFromInline
     mutating func sweepIdleGroups(into cancelled: inout CancelledEffects<State, Input>) {

@@ -111,6 +111,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
 
     @usableFromInline let isLatest: Bool
     @usableFromInline var phase = Phase.active
+    /// Whether the termination has been performed (by whichever thread held the processing role).
+    /// Beside the other one-byte fields, in the padding before `queue`.
+    @usableFromInline var hasPerformedTermination = false
     @usableFromInline var queue = FIFOQueue<PendingInput<State, Input>>()
     /// The gate word: see `ProcessingGate`. Shared with the engine.
     @usableFromInline let gate: UnownedAtomicWord
@@ -120,41 +123,14 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// inherited its place, if still tracked.
     /// Unretained, like every link to a tracked record (see `EffectRecord.parentLink`).
     @usableFromInline var rootLatestLink: Unmanaged<Record>?
-    /// A termination requested while another thread held the processing role: that thread performs it
-    /// when it finishes the input in hand, so the input's reply comes before the end of `replies`.
-    @usableFromInline var pendingTermination: (Termination, CancelledEffects<State, Input>)?
-    /// Whether the termination has been performed (by whichever thread held the processing role).
-    @usableFromInline var hasPerformedTermination = false
-    /// The released automaton's lifetime, ended once the termination has been performed, so
-    /// that the automaton's `lifetime` ends last even when another thread performs the termination
-    /// later (see `AutomatonEngine.release(endingAfterwards:)`).
-    @usableFromInline var releasedLifetime: Lifetime?
     @usableFromInline var nextEffectID: EffectID = 0
     /// Effects that have neither ended nor been cancelled, those waiting for their key included.
     @usableFromInline var runningEffects = 0
-    /// Keyed effects waiting (`.queue`) for their key.
-    @usableFromInline var waitingEffects = 0
-    /// The keyed effects, by key.
-    ///
-    /// The table holds one reference to each group, taken by hand in `insertGroup` and given back in
-    /// `CancelledEffects.keepKeys` (sweeps and termination), so that looking a group up costs no
-    /// reference counting.
-    @usableFromInline var groups = EffectKeyTable<Unmanaged<KeyGroup<State, Input>>>()
     #if DEBUG
         /// Whether `AutomatonEngine.critical(_:)` checks the invariants after each critical section (see
         /// `checkInvariants()`). Debug builds only.
         @usableFromInline var checksInvariants = checksInvariantsByDefault
     #endif
-    /// The keys of the table that only a key's `==` can tell from the key of the effect or cancel row
-    /// being committed (see `CommitResult.compareKeys`): copies, for the processing thread to take and
-    /// compare with no lock held. Empty but between those two critical sections.
-    @usableFromInline var undecidedKeys: [EffectKey] = []
-    /// How many of `groups` are empty (`KeyGroup.isEmpty`): kept in step wherever a group empties or
-    /// fills, so that the engine knows when to sweep them without looking at each.
-    @usableFromInline var idleGroups = 0
-    /// The events of `effectEvents` decided while another thread held the emitter role, in the order
-    /// they were decided; that thread sends them (see `EffectEventGate`).
-    @usableFromInline var effectEventOutbox = FIFOQueue<Event<EffectEvent<Input>, Never>>()
     /// The effect-event word: see `EffectEventGate`. Shared with the engine.
     @usableFromInline let eventGate: UnownedAtomicWord
     /// The word of `effectEvents`, only to learn whether an event would reach nobody
@@ -166,9 +142,8 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// The held word: the address of the record of the effect whose value the processing role holds,
     /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Shared with the engine.
     @usableFromInline let heldGate: UnownedAtomicWord
-    /// The processing observers (see `Automaton.observeProcessing(_:)`), counted by the engine's
-    /// `processingObserversWord`, which changes with this list, under this lock.
-    @usableFromInline var processingObservers: [ProcessingObserver<State, Input>] = []
+    /// What most automata never use, made on first use (see `OccasionalState`).
+    @usableFromInline var occasional: OccasionalLink<State, Input>?
 
     /// See `rootLatestLink`.
     @inlinable

@@ -47,18 +47,21 @@ extension EngineStateMachine {
             record.groupLink = nil
             tracked.remove(record)
         }
-        // The waiting effects' producers go out with them, to be released unlocked.
-        let entries = groups.removeAll()
-        for entry in entries {
-            entry.value._withUnsafeGuaranteedRef { group in
-                while let waiting = group.waiting.removeFirst() { effects.keep(waiting) }
+        // The waiting effects' producers go out with them, to be released unlocked. Only if keyed
+        // effects were ever used: the occasional parts are not made to be emptied.
+        if let parts = occasional?.parts {
+            let entries = parts.pointee.groups.removeAll()
+            for entry in entries {
+                entry.value._withUnsafeGuaranteedRef { group in
+                    while let waiting = group.waiting.removeFirst() { effects.keep(waiting) }
+                }
             }
+            parts.pointee.idleGroups = 0
+            parts.pointee.waitingEffects = 0
+            effects.keepKeys(of: entries)
         }
-        idleGroups = 0
-        effects.keepKeys(of: entries)
         rootLatest = nil
         runningEffects = 0
-        waitingEffects = 0
         if gate.takeBit(ProcessingGate.processing, orSet: ProcessingGate.blocked) {
             return effects
         }
@@ -73,8 +76,9 @@ extension EngineStateMachine {
     mutating func finishTermination() -> Lifetime? {
         hasPerformedTermination = true
         gate.store(ProcessingGate.blocked)
-        defer { releasedLifetime = nil }
-        return releasedLifetime
+        guard let parts = occasional?.parts else { return nil }
+        defer { parts.pointee.releasedLifetime = nil }
+        return parts.pointee.releasedLifetime
     }
 
     /// Keeps `lifetime` for the thread that performs the termination, or returns it to be ended now if

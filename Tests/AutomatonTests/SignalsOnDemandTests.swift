@@ -43,6 +43,50 @@ struct SignalsOnDemandTests {
         #expect(order.values == ["replies completed", "lifetime ended"])
     }
 
+    /// The machine's occasional parts (see `OccasionalState`) are made only by what uses them, so that
+    /// an automaton with plain effects, observed replies and effect events heard at once costs none; a
+    /// keyed effect, or a processing observer, makes them, and the release frees them (the address
+    /// sanitizer job's leak check fails otherwise) with what they hold: here a processing observer.
+    @Test("the occasional parts are made only by keyed effects or processing observers, and freed")
+    func occasionalPartsOnUse() {
+        final class Token: Sendable {}
+        let effect = ControlledEffect<TreeInput>()
+        weak var heldByObserver: Token?
+        do {
+            let plain = Automaton(state: 0, mapping: { state, _ in (state + 1, effect.producer) }, strategy: .latest)
+            let replies = plain.replies.record()
+            let events = plain.effectEvents.record()
+            plain.send(.start)
+            plain.send(.child)
+            effect.runs[1].observer.send(value: .start)
+            effect.runs[1].observer.sendCompleted()
+            #expect(
+                replies.values == [
+                    .value(.success(.start, 0, 1)), .value(.success(.child, 1, 2)), .value(.success(.start, 2, 3)),
+                ])
+            #expect(
+                events.values.map { "\($0)" } == [
+                    "value(effect 0 started by start)", "value(effect 0 replaced by child)",
+                    "value(effect 1 started by child)", "value(effect 2 started by start)", "value(effect 1 ended)",
+                ])
+            #expect(!plain.occasionalPartsMade)
+
+            let keyed = Automaton(state: 0, mapping: { state, _ in (state + 1, effect.producer.keyed("k", .latest)) })
+            #expect(!keyed.occasionalPartsMade)
+            keyed.send(.start)
+            #expect(keyed.occasionalPartsMade)
+
+            let observed = Automaton<Int, TreeInput>(state: 0, mapping: { state, _ in state + 1 })
+            let token = Token()
+            heldByObserver = token
+            observed.observeProcessing { _ in withExtendedLifetime(token) {} }
+            #expect(observed.occasionalPartsMade)
+            observed.send(.start)
+            #expect(observed.state.value == 1)
+        }
+        #expect(heldByObserver == nil, "the released automaton let go of its processing observer")
+    }
+
     /// The automaton's lifetime and its effects' lifetimes share the state property's lock (one lock
     /// less per automaton). Nothing may take that lock while holding it: effects read and observe the
     /// state and register cleanup, `.latest` ends their lifetimes while the state's changes are
