@@ -60,15 +60,19 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// allocation per automaton, 5% of its life ("million create + input + release").
     @usableFromInline @exclusivity(unchecked) var mapping: Unmanaged<TransitionBox<State, Input>>?
     @usableFromInline let machine: Locked<EngineStateMachine<State, Input>>
-    /// The engine's seven atomic words, in one allocation: `gate`, `eventGate`, `runnerGate`,
-    /// `heldGate`, the words of `replies` and `effectEvents` and `processingObserversWord` are its
-    /// words, unowned (this field keeps them alive; the state machine, which holds copies of four,
-    /// lives in `machine`, which this engine owns).
+    /// The engine's seven atomic words, in one allocation: `gate`, `eventGate`, `heldGate`,
+    /// `runnerGate`, the words of `effectEvents` and `replies` and `processingObserversWord`, in
+    /// that order, are its words, reached unowned (this field keeps them alive; the state machine,
+    /// which reaches four, lives in `machine`, which this engine owns). Each is computed from this
+    /// field, not stored: the address is the group's plus a constant, one instruction more than a
+    /// load, and six stored words were 48 bytes more per automaton, a 160-byte block instead of a
+    /// 112-byte one ("bytes per idle automaton", `Benchmarks/run million`).
     @usableFromInline let words: AtomicWordGroup
-    /// The gate word (see `ProcessingGate`).
+    /// The gate word (see `ProcessingGate`): stored, unlike the other words, because every input
+    /// reads and writes it (computed, it cost an effect-free input 2 to 10 instructions, callgrind).
     @usableFromInline let gate: UnownedAtomicWord
     /// The effect-event word (see `EffectEventGate`).
-    @usableFromInline let eventGate: UnownedAtomicWord
+    @inlinable var eventGate: UnownedAtomicWord { words.word(1) }
     /// The lock every effect's lifetime shares (see `Lifetime.init(sharing:)`), so that an effect's
     /// start allocates one object less, and the automaton's own lifetime takes: the state property's
     /// lock, so that an automaton has one lock less, a 48-byte block ("bytes per idle automaton",
@@ -88,9 +92,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// `deinit` (generic code that nothing specializes) looks up the generic metadata of every field
     /// whose type is built from `State` and `Input` to destroy it, and the two signals cost two
     /// lookups, about 900 instructions per automaton ("million create + input + release").
-    @usableFromInline let repliesWord: UnownedAtomicWord
+    @inlinable var repliesWord: UnownedAtomicWord { words.word(5) }
     /// The word of `effectEvents` (see `repliesWord`).
-    @usableFromInline let effectEventsWord: UnownedAtomicWord
+    @inlinable var effectEventsWord: UnownedAtomicWord { words.word(4) }
     /// The replies, and their end, sent into a signal made only when `Automaton.replies` is first
     /// read (see `OnDemandSignal`): an automaton that nobody observes costs a handle, a core and a
     /// lock less, and a reply that reaches nobody one load. No input observer either (a release of the
@@ -107,22 +111,23 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @usableFromInline @exclusivity(unchecked) var mayHaveRootLatest = false
     /// Whether the strategy is `.latest` (the machine's copy is under its lock).
     @usableFromInline let isLatest: Bool
+    /// Whether the effect of `runningLink` has ended during its start handler. Owned by the processing
+    /// role. (With the other one-byte fields, after `state`: the engine's fields are laid out in
+    /// the order they are declared, and a byte between two words costs a word.)
+    @usableFromInline @exclusivity(unchecked) var runningHasEnded = false
 
     // The runner and held roles: see `HeldInputs.swift`.
 
     /// The identity of the thread running the start handler of an effect it has just
     /// committed (`startCommitted(_:)`, holding the processing role), or 0. Only that thread finds its
     /// own identity there, so an effect's observer called on any other thread takes the usual path.
-    @usableFromInline let runnerGate: UnownedAtomicWord
+    @inlinable var runnerGate: UnownedAtomicWord { words.word(3) }
     /// The address of the record of the effect whose value is held, or 0 (see `HeldInputs.swift`). Written
     /// by the processing role; read under the lock by whoever may forget that effect.
-    @usableFromInline let heldGate: UnownedAtomicWord
+    @inlinable var heldGate: UnownedAtomicWord { words.word(2) }
     /// The effect whose start handler the processing role is running (see `runnerGate`). Owned by the
     /// processing role; unretained (its observer, alive for the whole call, holds it).
     @usableFromInline @exclusivity(unchecked) var runningLink: Unmanaged<EffectRecord<State, Input>>?
-    /// Whether the effect of `runningLink` has ended during its start handler. Owned by the processing
-    /// role.
-    @usableFromInline @exclusivity(unchecked) var runningHasEnded = false
     /// `held` and `heldValue`, stored in one struct: the engine's `deinit` (generic code, never
     /// specialized) looks up the generic metadata of each field whose type is built from `State` and
     /// `Input` to destroy it: `PendingInput<State, Input>?` and `Input?` cost three lookups, about
@@ -154,22 +159,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         isLatest = strategy == .latest
         self.state = state
         let words = AtomicWordGroup.make(count: 7)
-        let gate = words.word(0)
-        let eventGate = words.word(1)
-        let heldGate = words.word(2)
         self.words = words
-        self.gate = gate
-        self.eventGate = eventGate
-        self.heldGate = heldGate
-        runnerGate = words.word(3)
-        let effectEventsWord = words.word(4)
-        self.effectEventsWord = effectEventsWord
-        repliesWord = words.word(5)
-        machine = Locked {
-            EngineStateMachine(
-                isLatest: strategy == .latest, gate: gate, eventGate: eventGate, heldGate: heldGate,
-                effectEventsWord: effectEventsWord)
-        }
+        gate = words.word(0)
+        machine = Locked { EngineStateMachine(isLatest: strategy == .latest, words: UnownedAtomicWordGroup(words)) }
         stateStorage = PropertyStorage(state)
     }
 

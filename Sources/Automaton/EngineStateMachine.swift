@@ -115,8 +115,13 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// Beside the other one-byte fields, in the padding before `queue`.
     @usableFromInline var hasPerformedTermination = false
     @usableFromInline var queue = FIFOQueue<PendingInput<State, Input>>()
+    /// The engine's words (see `AutomatonEngine.words`), unowned: the engine keeps them alive, and
+    /// this machine lives in the engine's lock storage, which dies with it. One field for the four
+    /// words the machine reaches, computed from it as the engine's are: four stored words were 24
+    /// bytes more per automaton, a 160-byte block for the machine instead of a 128-byte one.
+    @usableFromInline let words: UnownedAtomicWordGroup
     /// The gate word: see `ProcessingGate`. Shared with the engine.
-    @usableFromInline let gate: UnownedAtomicWord
+    @inlinable var gate: UnownedAtomicWord { words.word(0) }
     /// Every tracked effect, in the order of their identifiers.
     @usableFromInline var tracked = TrackedEffects<State, Input>()
     /// Under `.latest`, the effect started by the latest successful outside input, or the effect that
@@ -132,16 +137,16 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         @usableFromInline var checksInvariants = checksInvariantsByDefault
     #endif
     /// The effect-event word: see `EffectEventGate`. Shared with the engine.
-    @usableFromInline let eventGate: UnownedAtomicWord
+    @inlinable var eventGate: UnownedAtomicWord { words.word(1) }
     /// The word of `effectEvents`, only to learn whether an event would reach nobody
     /// (`EffectEventGate.reachesNobody(gate:events:)`). Shared with the engine. A word, not the
     /// `OnDemandSignal` it is, for the same reason as the engine's (see `AutomatonEngine.repliesWord`).
-    @usableFromInline let effectEventsWord: UnownedAtomicWord
+    @inlinable var effectEventsWord: UnownedAtomicWord { words.word(4) }
     /// `effectEvents`, seen through its word.
     @inlinable var effectEvents: OnDemandSignal<EffectEvent<Input>> { OnDemandSignal(word: effectEventsWord) }
     /// The held word: the address of the record of the effect whose value the processing role holds,
     /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Shared with the engine.
-    @usableFromInline let heldGate: UnownedAtomicWord
+    @inlinable var heldGate: UnownedAtomicWord { words.word(2) }
     /// What most automata never use, made on first use (see `OccasionalState`).
     @usableFromInline var occasional: OccasionalLink<State, Input>?
 
@@ -153,15 +158,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     }
 
     @inlinable
-    init(
-        isLatest: Bool, gate: UnownedAtomicWord, eventGate: UnownedAtomicWord, heldGate: UnownedAtomicWord,
-        effectEventsWord: UnownedAtomicWord
-    ) {
+    init(isLatest: Bool, words: UnownedAtomicWordGroup) {
         self.isLatest = isLatest
-        self.gate = gate
-        self.eventGate = eventGate
-        self.effectEventsWord = effectEventsWord
-        self.heldGate = heldGate
+        self.words = words
     }
 
     // MARK: Inputs

@@ -128,6 +128,29 @@ package final class AtomicWordGroup: ManagedBuffer<UInt, UInt> {
     }
 }
 
+/// An `AtomicWordGroup` held without a reference, for a value that lives inside the group's owner
+/// (the engine's state machine) and reaches several of its words: one field for them all, each word's
+/// address computed from the group's.
+///
+/// Unowned, with the invariant of `UnownedAtomicWord`: whoever holds one keeps the group alive for as
+/// long as it uses it.
+@usableFromInline
+package struct UnownedAtomicWordGroup: @unchecked Sendable {
+    // Safe: only the words' atomic operations are reached through it; its lifetime is the group's.
+    @usableFromInline let group: Unmanaged<AtomicWordGroup>
+
+    @inlinable
+    package init(_ group: AtomicWordGroup) {
+        self.group = .passUnretained(group)
+    }
+
+    /// The word at `index` (see `AtomicWordGroup.word(_:)`).
+    @inlinable @inline(__always)
+    package func word(_ index: Int) -> UnownedAtomicWord {
+        group._withUnsafeGuaranteedRef { $0.word(index) }
+    }
+}
+
 /// One word of an `AtomicWordGroup`, by its address: no reference, so no reference counting and no
 /// more room than a pointer.
 ///
