@@ -72,7 +72,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// reads and writes it (computed, it cost an effect-free input 2 to 10 instructions, callgrind).
     @usableFromInline let gate: UnownedAtomicWord
     /// The effect-event word (see `EffectEventGate`).
-    @inlinable var eventGate: UnownedAtomicWord { words.word(1) }
+    @inlinable var eventGate: UnownedAtomicWord { words.word(EngineWord.eventGate) }
     /// The lock every effect's lifetime shares (see `Lifetime.init(sharing:)`), so that an effect's
     /// start allocates one object less, and the automaton's own lifetime takes: the state property's
     /// lock, so that an automaton has one lock less, a 48-byte block ("bytes per idle automaton",
@@ -92,9 +92,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// `deinit` (generic code that nothing specializes) looks up the generic metadata of every field
     /// whose type is built from `State` and `Input` to destroy it, and the two signals cost two
     /// lookups, about 900 instructions per automaton ("million create + input + release").
-    @inlinable var repliesWord: UnownedAtomicWord { words.word(5) }
+    @inlinable var repliesWord: UnownedAtomicWord { words.word(EngineWord.replies) }
     /// The word of `effectEvents` (see `repliesWord`).
-    @inlinable var effectEventsWord: UnownedAtomicWord { words.word(4) }
+    @inlinable var effectEventsWord: UnownedAtomicWord { words.word(EngineWord.effectEvents) }
     /// The replies, and their end, sent into a signal made only when `Automaton.replies` is first
     /// read (see `OnDemandSignal`): an automaton that nobody observes costs a handle, a core and a
     /// lock less, and a reply that reaches nobody one load. No input observer either (a release of the
@@ -121,10 +121,10 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// The identity of the thread running the start handler of an effect it has just
     /// committed (`startCommitted(_:)`, holding the processing role), or 0. Only that thread finds its
     /// own identity there, so an effect's observer called on any other thread takes the usual path.
-    @inlinable var runnerGate: UnownedAtomicWord { words.word(3) }
+    @inlinable var runnerGate: UnownedAtomicWord { words.word(EngineWord.runnerGate) }
     /// The address of the record of the effect whose value is held, or 0 (see `HeldInputs.swift`). Written
     /// by the processing role; read under the lock by whoever may forget that effect.
-    @inlinable var heldGate: UnownedAtomicWord { words.word(2) }
+    @inlinable var heldGate: UnownedAtomicWord { words.word(EngineWord.heldGate) }
     /// The effect whose start handler the processing role is running (see `runnerGate`). Owned by the
     /// processing role; unretained (its observer, alive for the whole call, holds it).
     @usableFromInline @exclusivity(unchecked) var runningLink: Unmanaged<EffectRecord<State, Input>>?
@@ -158,9 +158,9 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.mapping = .passRetained(TransitionBox(mapping))
         isLatest = strategy == .latest
         self.state = state
-        let words = AtomicWordGroup.make(count: 7)
+        let words = AtomicWordGroup.make(count: EngineWord.count)
         self.words = words
-        gate = words.word(0)
+        gate = words.word(EngineWord.gate)
         machine = Locked { EngineStateMachine(isLatest: strategy == .latest, words: UnownedAtomicWordGroup(words)) }
         stateStorage = PropertyStorage(state)
     }
@@ -193,6 +193,28 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
             try machine.withCriticalRegion(body)
         #endif
     }
+}
+
+/// Where each of the engine's atomic words is in its group (see `AutomatonEngine.words`): one list for
+/// the engine and its state machine, which both reach them.
+@usableFromInline
+enum EngineWord {
+    /// The gate word (see `ProcessingGate`).
+    @inlinable static var gate: Int { 0 }
+    /// The effect-event word (see `EffectEventGate`).
+    @inlinable static var eventGate: Int { 1 }
+    /// The held word (see `HeldInputs.swift`).
+    @inlinable static var heldGate: Int { 2 }
+    /// The runner word (see `HeldInputs.swift`).
+    @inlinable static var runnerGate: Int { 3 }
+    /// The word of `effectEvents` (see `OnDemandSignal`).
+    @inlinable static var effectEvents: Int { 4 }
+    /// The word of `replies` (see `OnDemandSignal`).
+    @inlinable static var replies: Int { 5 }
+    /// How many processing observers are attached (see `InputProcessing.swift`).
+    @inlinable static var processingObservers: Int { 6 }
+    /// How many words the group has.
+    @inlinable static var count: Int { 7 }
 }
 
 /// The engine's held input (see `AutomatonEngine.heldInputs`).

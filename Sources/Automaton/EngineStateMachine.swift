@@ -121,7 +121,7 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     /// bytes more per automaton, a 160-byte block for the machine instead of a 128-byte one.
     @usableFromInline let words: UnownedAtomicWordGroup
     /// The gate word: see `ProcessingGate`. Shared with the engine.
-    @inlinable var gate: UnownedAtomicWord { words.word(0) }
+    @inlinable var gate: UnownedAtomicWord { words.word(EngineWord.gate) }
     /// Every tracked effect, in the order of their identifiers.
     @usableFromInline var tracked = TrackedEffects<State, Input>()
     /// Under `.latest`, the effect started by the latest successful outside input, or the effect that
@@ -137,16 +137,16 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         @usableFromInline var checksInvariants = checksInvariantsByDefault
     #endif
     /// The effect-event word: see `EffectEventGate`. Shared with the engine.
-    @inlinable var eventGate: UnownedAtomicWord { words.word(1) }
+    @inlinable var eventGate: UnownedAtomicWord { words.word(EngineWord.eventGate) }
     /// The word of `effectEvents`, only to learn whether an event would reach nobody
     /// (`EffectEventGate.reachesNobody(gate:events:)`). Shared with the engine. A word, not the
     /// `OnDemandSignal` it is, for the same reason as the engine's (see `AutomatonEngine.repliesWord`).
-    @inlinable var effectEventsWord: UnownedAtomicWord { words.word(4) }
+    @inlinable var effectEventsWord: UnownedAtomicWord { words.word(EngineWord.effectEvents) }
     /// `effectEvents`, seen through its word.
     @inlinable var effectEvents: OnDemandSignal<EffectEvent<Input>> { OnDemandSignal(word: effectEventsWord) }
     /// The held word: the address of the record of the effect whose value the processing role holds,
     /// not counted in its `pendingInputs`, or 0 (see `AutomatonEngine.held`). Shared with the engine.
-    @inlinable var heldGate: UnownedAtomicWord { words.word(2) }
+    @inlinable var heldGate: UnownedAtomicWord { words.word(EngineWord.heldGate) }
     /// What most automata never use, made on first use (see `OccasionalState`).
     @usableFromInline var occasional: OccasionalLink<State, Input>?
 

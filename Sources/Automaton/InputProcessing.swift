@@ -114,10 +114,10 @@ extension AutomatonEngine {
         processingObserversWord.load() != 0
     }
 
-    /// How many processing observers are attached: the last word of the engine's group (see
+    /// How many processing observers are attached: a word of the engine's group (see
     /// `AutomatonEngine.words`).
     @inlinable @inline(__always)
-    var processingObserversWord: UnownedAtomicWord { words.word(6) }
+    var processingObserversWord: UnownedAtomicWord { words.word(EngineWord.processingObservers) }
 
     @usableFromInline
     func addProcessingObserver(
