@@ -109,11 +109,6 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
         case terminate(Termination, effects: CancelledEffects<State, Input>)
     }
 
-    @usableFromInline let isLatest: Bool
-    @usableFromInline var phase = Phase.active
-    /// Whether the termination has been performed (by whichever thread held the processing role).
-    /// Beside the other one-byte fields, in the padding before `queue`.
-    @usableFromInline var hasPerformedTermination = false
     @usableFromInline var queue = FIFOQueue<PendingInput<State, Input>>()
     /// The engine's words (see `AutomatonEngine.words`), unowned: the engine keeps them alive, and
     /// this machine lives in the engine's lock storage, which dies with it. One field for the four
@@ -149,6 +144,12 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @inlinable var heldGate: UnownedAtomicWord { words.word(EngineWord.heldGate) }
     /// What most automata never use, made on first use (see `OccasionalState`).
     @usableFromInline var occasional: OccasionalLink<State, Input>?
+    // The one-byte fields last: the machine's fields are laid out in the order they are declared,
+    // and its lock comes right after them in its storage. Fields of one byte between words cost a word.
+    @usableFromInline let isLatest: Bool
+    @usableFromInline var phase = Phase.active
+    /// Whether the termination has been performed (by whichever thread held the processing role).
+    @usableFromInline var hasPerformedTermination = false
 
     /// See `rootLatestLink`.
     @inlinable
