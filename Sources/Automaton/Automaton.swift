@@ -30,8 +30,8 @@
 /// internal engine. (An ``ObservableAutomaton``, made by `observable()`, is an owner: it keeps the
 /// automaton it shows until it is released itself.)
 public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Sendable {
-    // Safe: every stored property is immutable but `madeLifetime`, which is only read or written with
-    // the engine's `lifetimesLock` held (in `lifetime`), or by `deinit`, which nothing can overlap.
+    // Safe: every stored property is immutable. (The box's `madeLifetime` is only read or written with
+    // the engine's `lifetimesLock` held, in `lifetime`, or by `deinit`, which nothing can overlap.)
     /// A transition table without effects: the new state, or `nil` if the input does not apply.
     public typealias Mapping = @Sendable (State, Input) -> State?
 
@@ -91,30 +91,25 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
     @inlinable
     public var lifetime: Lifetime {
         engine.lifetimesLock.withLock {
-            if let madeLifetime { return madeLifetime }
+            if let made = box.madeLifetime { return made }
             // Guarded by the lock the engine gives its effects' lifetimes, which it keeps alive: one
             // allocation less than a lock of its own. Made under it: an allocation, no user code.
             let lifetime = Lifetime(retaining: engine.lifetimesLock)
-            madeLifetime = lifetime
+            box.madeLifetime = lifetime
             return lifetime
         }
     }
 
-    /// `lifetime`, once made. Guarded by `engine.lifetimesLock`.
-    @usableFromInline @exclusivity(unchecked) var madeLifetime: Lifetime?
-
     @usableFromInline let engine: AutomatonEngine<State, Input>
-    /// The mapping, for `graph`: the engine drops its own when it terminates.
-    @usableFromInline let transition: AutomatonEngine<State, Input>.Transition
+    /// The mapping (for `graph`: the engine lets go of its reference when it terminates), the
+    /// engine's release and the made `lifetime`, in the object the engine holds the mapping in (see
+    /// `TransitionBox`).
+    @usableFromInline let box: TransitionBox<State, Input>
     @usableFromInline let inputObservation: Disposable?
-    /// Nothing ends `lifetime` but the engine, after the release's termination (no `Lifetime.Token`: one
-    /// object less per automaton; none at all if nobody read it).
-    /// `engine.release(endingAfterwards:)`, made in the (inlinable) initializer, so specialized for
-    /// the caller's `State` and `Input`: `deinit`, generic code that no caller specializes, calls it.
-    /// Unspecialized, the termination looks up generic metadata at almost every step, and an
-    /// automaton's release cost 56,000 instructions (callgrind, "million create + input + release",
-    /// at af89f07). It captures nothing, so it costs no allocation.
-    @usableFromInline let releaseEngine: @Sendable (AutomatonEngine<State, Input>, Lifetime?) -> Void
+
+    /// The mapping, for `graph`.
+    @inlinable
+    var transition: AutomatonEngine<State, Input>.Transition { box.transition }
 
     /// An automaton without effects, fed by `input` and by `send(_:)`.
     @inlinable
@@ -167,10 +162,11 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
         transition: @escaping AutomatonEngine<State, Input>.Transition,
         strategy: AutomatonStrategy
     ) {
-        let engine = AutomatonEngine(state: state, mapping: transition, strategy: strategy)
+        let box = TransitionBox(
+            transition, releaseEngine: { engine, lifetime in engine.release(endingAfterwards: lifetime) })
+        let engine = AutomatonEngine(state: state, mapping: box, strategy: strategy)
         self.engine = engine
-        self.transition = transition
-        self.releaseEngine = { engine, lifetime in engine.release(endingAfterwards: lifetime) }
+        self.box = box
         self.state = Property(storage: engine.stateStorage)
         // Strong: `deinit` disposes the observation, so the input signal holds the engine only while
         // the automaton lives. A weak reference would give the engine a side table, and every retain
@@ -206,7 +202,7 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
     deinit {
         inputObservation?.dispose()
         // The engine ends the lifetime after the termination, which another thread may perform later.
-        releaseEngine(engine, madeLifetime)
+        box.releaseEngine(engine, box.madeLifetime)
     }
 
     /// Sends an outside input, exactly as if it came through `input`.
