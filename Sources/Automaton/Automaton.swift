@@ -87,7 +87,8 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
     ///
     /// The same lifetime every time. It is made when first read (an automaton whose lifetime nobody
     /// reads costs none), so it is never read already ended: reading it takes the automaton, which is
-    /// alive. Thread safe.
+    /// alive. Thread safe. Kept after the automaton is released, it keeps the automaton's last state
+    /// value in memory (not the automaton), until it is released too.
     @inlinable
     public var lifetime: Lifetime {
         engine.lifetimesLock.withLock {

@@ -75,8 +75,8 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     @inlinable var eventGate: UnownedAtomicWord { words.word(EngineWord.eventGate) }
     /// The lock every effect's lifetime shares (see `Lifetime.init(sharing:)`), so that an effect's
     /// start allocates one object less, and the automaton's own lifetime takes: the state property's
-    /// lock, so that an automaton has one lock less, a 48-byte block ("bytes per idle automaton",
-    /// `Benchmarks/run million`). Sharing it cannot deadlock: a lifetime holds its lock only to read or
+    /// lock (which lives in the property's storage), so that an automaton has one lock less, a 48-byte
+    /// block ("bytes per idle automaton", `Benchmarks/run million`). Sharing it cannot deadlock: a lifetime holds its lock only to read or
     /// change its list, calling nothing outside `Lifetime.swift`, and the property holds it only in
     /// the package's own code of `Signals`, which never touches a lifetime under it. Its word is the
     /// property's (the state change signal's delivery state), which the lifetimes do not use.
@@ -166,7 +166,7 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
         self.words = words
         gate = words.word(EngineWord.gate)
         machine = Locked { EngineStateMachine(isLatest: strategy == .latest, words: UnownedAtomicWordGroup(words)) }
-        stateStorage = PropertyStorage(state)
+        stateStorage = PropertyStorage.holding(state)
     }
 
     deinit {

@@ -62,8 +62,14 @@ func unlockPrimitive(_ primitive: UnsafeMutablePointer<LockPrimitive>) {
 /// platforms, a futex-based lock on Linux, `SRWLOCK` on Windows, `pthread_mutex_t` elsewhere), as
 /// swift-nio's `NIOLock` does: the lock lives at a stable address in the buffer's tail, which a Swift
 /// stored property does not guarantee.
+///
+/// Not final for one subclass, `PropertyStorage`, which is a `Lock`'s storage with a property's
+/// fields after the lock in the same tail, so that a property and its lock are one allocation. A
+/// subclass adds no stored property (a `ManagedBuffer` places its tail right after its header,
+/// whatever a subclass declares) and calls no initializer (`create` makes it); every method is
+/// final.
 @usableFromInline
-final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
+class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
     @inlinable
     static func make(_ value: Value) -> LockStorage<Value> {
         make(making: { value })
@@ -74,8 +80,16 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
     /// state machine: about 500 instructions per automaton, "million create + input + release").
     @inlinable
     static func make(making makeValue: () -> Value) -> LockStorage<Value> {
-        let buffer = create(minimumCapacity: 1) { _ in makeValue() }
-        let storage = unsafeDowncast(buffer, to: LockStorage<Value>.self)
+        make(making: makeValue, tailBytes: 0)
+    }
+
+    /// A storage of this class (or of the subclass it is called on) holding `makeValue()`, with at
+    /// least `tailBytes` bytes of tail after the lock, uninitialized, for the subclass.
+    @inlinable
+    static func make(making makeValue: () -> Value, tailBytes: Int) -> Self {
+        let primitives = 1 + (tailBytes + MemoryLayout<LockPrimitive>.stride - 1) / MemoryLayout<LockPrimitive>.stride
+        let buffer = create(minimumCapacity: primitives) { _ in makeValue() }
+        let storage = unsafeDowncast(buffer, to: Self.self)
         storage.withUnsafeMutablePointerToElements { primitive in
             #if canImport(os)
                 primitive.initialize(to: os_unfair_lock())
@@ -94,6 +108,7 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
     }
 
     deinit {
+        // Only the lock: a subclass deinitializes what it keeps after it.
         withUnsafeMutablePointerToElements { primitive in
             #if !canImport(os) && !canImport(WinSDK) && !os(Linux)
                 _ = pthread_mutex_destroy(primitive)
@@ -103,13 +118,51 @@ final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
     }
 
     @inlinable @inline(__always)
-    func lock() {
+    final func lock() {
         withUnsafeMutablePointerToElements { lockPrimitive($0) }
     }
 
     @inlinable @inline(__always)
-    func unlock() {
+    final func unlock() {
         withUnsafeMutablePointerToElements { unlockPrimitive($0) }
+    }
+
+    /// Takes the lock and runs `body`; releases the lock after it if `body` returns false (see
+    /// `Lock.withLockKeptIf(_:)`).
+    @inlinable @inline(__always)
+    final func withLockKeptIf(_ body: () -> Bool) -> Bool {
+        withUnsafeMutablePointerToElements { primitive in
+            lockPrimitive(primitive)
+            let keep = body()
+            if !keep { unlockPrimitive(primitive) }
+            return keep
+        }
+    }
+
+    /// Runs `body` with the lock held (see `Lock.withLock(_:)`).
+    @inlinable @inline(__always)
+    final func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
+
+/// The atomic word of a `Lock` (see `Lock.loadWord()` and the others, which call these).
+extension LockStorage where Value == UInt {
+    @inlinable @inline(__always)
+    final func loadWord() -> UInt {
+        withUnsafeMutablePointerToHeader { signals_atomic_load($0) }
+    }
+
+    @inlinable @inline(__always)
+    final func storeWord(_ value: UInt) {
+        withUnsafeMutablePointerToHeader { signals_atomic_store($0, value) }
+    }
+
+    @inlinable @inline(__always)
+    final func compareExchangeWord(expected: UInt, desired: UInt) -> Bool {
+        withUnsafeMutablePointerToHeader { signals_atomic_compare_exchange($0, expected, desired) }
     }
 }
 
@@ -132,6 +185,12 @@ package struct Lock: @unchecked Sendable {
         storage = .make(0)
     }
 
+    /// The lock that lives in `storage` (a `PropertyStorage`'s own).
+    @inlinable
+    init(storage: LockStorage<UInt>) {
+        self.storage = storage
+    }
+
     /// The object the lock lives in: for the package's tests, which check its lifetime with a weak
     /// reference.
     package var storageObject: AnyObject { storage }
@@ -146,19 +205,19 @@ package struct Lock: @unchecked Sendable {
     /// The atomic word's value (acquire).
     @inlinable @inline(__always)
     package func loadWord() -> UInt {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_load($0) }
+        storage.loadWord()
     }
 
     /// Sets the atomic word (release).
     @inlinable @inline(__always)
     package func storeWord(_ value: UInt) {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_store($0, value) }
+        storage.storeWord(value)
     }
 
     /// Replaces the atomic word with `desired` if it is `expected`; returns whether it did.
     @inlinable @inline(__always)
     package func compareExchangeWord(expected: UInt, desired: UInt) -> Bool {
-        storage.withUnsafeMutablePointerToHeader { signals_atomic_compare_exchange($0, expected, desired) }
+        storage.compareExchangeWord(expected: expected, desired: desired)
     }
 
     /// Sets `role` in the atomic word if it is clear, and returns true; if another thread holds `role`,
@@ -191,12 +250,7 @@ package struct Lock: @unchecked Sendable {
     /// user closure.
     @inlinable @inline(__always)
     package func withLockKeptIf(_ body: () -> Bool) -> Bool {
-        storage.withUnsafeMutablePointerToElements { primitive in
-            lockPrimitive(primitive)
-            let keep = body()
-            if !keep { unlockPrimitive(primitive) }
-            return keep
-        }
+        storage.withLockKeptIf(body)
     }
 
     /// Runs `body` with the lock held. `body` must be package code that calls no user closure.

@@ -11,7 +11,7 @@ import Testing
 struct PropertyChangeSignalTests {
     @Test("writes before the signal is made reach nobody; later ones reach its observers; one signal")
     func writesBeforeAndAfterMaking() {
-        let storage = PropertyStorage(0)
+        let storage = PropertyStorage.holding(0)
         storage.set(1)
         storage.modify { $0 += 1 }
         #expect(!storage.isSignalMade)
@@ -53,7 +53,7 @@ struct PropertyChangeSignalTests {
 
     @Test("modify after completion returns at once, changing nothing, made or not", arguments: [false, true])
     func modifyAfterCompletion(made: Bool) {
-        let storage = PropertyStorage(1)
+        let storage = PropertyStorage.holding(1)
         if made { _ = storage.signal }
         storage.complete()
         let runs = LockedTestValue(0)
@@ -71,7 +71,7 @@ struct PropertyChangeSignalTests {
     @Test("producers started while the signal is being made miss and repeat nothing")
     func producersRaceTheFirstWrite() {
         for round in 0..<300 {
-            let storage = PropertyStorage(0)
+            let storage = PropertyStorage.holding(0)
             let recorders = [EventRecorder<Int, Never>(), EventRecorder<Int, Never>()]
             Watchdog.runOnThreads(3) { index in
                 if index == 2 {

@@ -10,7 +10,7 @@ struct PropertyTests {
     /// observers.
     @Test("a write after completion is ignored and leaves the lock free", arguments: [false, true])
     func writeAfterCompletion(observed: Bool) {
-        let storage = PropertyStorage(1)
+        let storage = PropertyStorage.holding(1)
         let recorder = EventRecorder<Int, Never>()
         if observed { storage.signal.observe(recorder.observer) }
         storage.set(2)
