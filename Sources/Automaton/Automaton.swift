@@ -87,15 +87,16 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
     ///
     /// The same lifetime every time. It is made when first read (an automaton whose lifetime nobody
     /// reads costs none), so it is never read already ended: reading it takes the automaton, which is
-    /// alive. Thread safe. Kept after the automaton is released, it keeps the automaton's last state
-    /// value in memory (not the automaton), until it is released too.
+    /// alive. Thread safe.
     @inlinable
     public var lifetime: Lifetime {
         engine.lifetimesLock.withLock {
             if let made = box.madeLifetime { return made }
-            // Guarded by the lock the engine gives its effects' lifetimes, which it keeps alive: one
-            // allocation less than a lock of its own. Made under it: an allocation, no user code.
-            let lifetime = Lifetime(retaining: engine.lifetimesLock)
+            // With a lock of its own, not the one the engine gives its effects' lifetimes (the state
+            // property's, which lives in the property's storage): holding that lock would hold the
+            // storage, and a state that keeps the automaton's lifetime would then keep itself (a
+            // leak; `PropertyStorageTests`). Made under the engine's lock: allocations, no user code.
+            let lifetime = Lifetime()
             box.madeLifetime = lifetime
             return lifetime
         }

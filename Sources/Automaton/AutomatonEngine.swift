@@ -74,12 +74,15 @@ final class AutomatonEngine<State: Sendable, Input: Sendable>: @unchecked Sendab
     /// The effect-event word (see `EffectEventGate`).
     @inlinable var eventGate: UnownedAtomicWord { words.word(EngineWord.eventGate) }
     /// The lock every effect's lifetime shares (see `Lifetime.init(sharing:)`), so that an effect's
-    /// start allocates one object less, and the automaton's own lifetime takes: the state property's
-    /// lock (which lives in the property's storage), so that an automaton has one lock less, a 48-byte
-    /// block ("bytes per idle automaton", `Benchmarks/run million`). Sharing it cannot deadlock: a lifetime holds its lock only to read or
-    /// change its list, calling nothing outside `Lifetime.swift`, and the property holds it only in
-    /// the package's own code of `Signals`, which never touches a lifetime under it. Its word is the
-    /// property's (the state change signal's delivery state), which the lifetimes do not use.
+    /// start allocates one object less, and under which `Automaton.lifetime` is made: the state
+    /// property's lock (which lives in the property's storage), so that an automaton has one lock
+    /// less, a 48-byte block ("bytes per idle automaton", `Benchmarks/run million`). Sharing it cannot
+    /// deadlock: a lifetime holds its lock only to read or change its list, calling nothing outside
+    /// `Lifetime.swift`, and the property holds it only in the package's own code of `Signals`, which
+    /// never touches a lifetime under it. Its word is the property's (the state change signal's
+    /// delivery state), which the lifetimes do not use. The effects' lifetimes hold it unretained
+    /// (their records keep the engine, which keeps the storage); the automaton's own lifetime has a
+    /// lock of its own, since it may outlive the engine, and a state that keeps it would keep itself.
     @inlinable
     var lifetimesLock: Lock { stateStorage.lock }
     /// `lifetimesLock`, unretained, for the lifetimes (each effect's record keeps the engine, so the

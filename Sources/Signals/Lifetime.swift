@@ -25,26 +25,10 @@ public struct Lifetime: Sendable, Hashable {
         storage = _LifetimeStorage()
     }
 
-    /// A lifetime guarded by `lock`, which it keeps alive (see `_LifetimeStorage.init(retaining:)`),
-    /// and ended only by `end()`: for package code that owns it (the automaton's engine ends the
-    /// automaton's).
-    @inlinable
-    package init(retaining lock: Lock) {
-        storage = _LifetimeStorage(retaining: lock)
-    }
-
     /// Creates a lifetime and the token that ends it: the lifetime ends when the token is disposed or
     /// released, whichever comes first.
     public static func make() -> (lifetime: Lifetime, token: Token) {
         let storage = _LifetimeStorage()
-        return (Lifetime(storage), Token(storage))
-    }
-
-    /// `make()`, for a lifetime guarded by `lock`, which it keeps alive (see
-    /// `_LifetimeStorage.init(retaining:)`).
-    @usableFromInline
-    package static func make(retaining lock: Lock) -> (lifetime: Lifetime, token: Token) {
-        let storage = _LifetimeStorage(retaining: lock)
         return (Lifetime(storage), Token(storage))
     }
 
@@ -151,15 +135,6 @@ open class _LifetimeStorage: @unchecked Sendable {
     @inlinable
     package init() {
         lockLink = .passRetained(Lock().storage)
-        ownsLock = true
-    }
-
-    /// A lifetime guarded by `lock`, which it keeps alive (it may outlive every other holder of the
-    /// lock) and which other lifetimes may share (`init(sharing:)`): one allocation. The automaton's
-    /// own lifetime takes its engine's effect-lifetime lock this way, one allocation less per automaton.
-    @inlinable
-    package init(retaining lock: Lock) {
-        lockLink = .passRetained(lock.storage)
         ownsLock = true
     }
 

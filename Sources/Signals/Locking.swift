@@ -63,7 +63,7 @@ func unlockPrimitive(_ primitive: UnsafeMutablePointer<LockPrimitive>) {
 /// swift-nio's `NIOLock` does: the lock lives at a stable address in the buffer's tail, which a Swift
 /// stored property does not guarantee.
 ///
-/// Not final for one subclass, `PropertyStorage`, which is a `Lock`'s storage with a property's
+/// Not final for one subclass, `PropertyBuffer`, which is a `Lock`'s storage with a property's
 /// fields after the lock in the same tail, so that a property and its lock are one allocation. A
 /// subclass adds no stored property (a `ManagedBuffer` places its tail right after its header,
 /// whatever a subclass declares) and calls no initializer (`create` makes it); every method is
@@ -185,7 +185,7 @@ package struct Lock: @unchecked Sendable {
         storage = .make(0)
     }
 
-    /// The lock that lives in `storage` (a `PropertyStorage`'s own).
+    /// The lock that lives in `storage` (a `PropertyBuffer`'s own).
     @inlinable
     init(storage: LockStorage<UInt>) {
         self.storage = storage

@@ -6,7 +6,9 @@
 /// - `producer` sends the current value, then each later change.
 /// - The change signal completes when the property's source goes away (its `MutableProperty` or its
 ///   automaton is released). Kept after that, it keeps the property's last value in memory until it
-///   is released too (the value, its lock and the signal's slot are one allocation).
+///   is released too (the value, its lock and the signal's slot are one allocation). So a value must
+///   not hold its own property's `signal` or `producer`: that is a reference cycle, and neither is
+///   ever freed.
 public final class Property<Value: Sendable>: Sendable {
     /// Where a property's value and changes come from.
     private enum Source: Sendable {

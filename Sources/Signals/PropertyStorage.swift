@@ -22,16 +22,20 @@ final class PropertyBuffer<Value: Sendable>: LockStorage<UInt> {
     // Not `Sendable` (no `ManagedBuffer` is): `PropertyStorage` is its sendable handle.
     // Safe: the fields are only read or written with the lock held: in `value`, `signal`, `set(_:)`,
     // `modify(_:)`, `complete()`, and in the `initial` closure that `producer` gives
-    // `observe(_:initial:)`, which runs under that lock (the core's, which is this one); and by
+    // `observe(_:initial:)`, which runs under the change signal's lock (this one, or, for the ended
+    // signal made after the completion, its own, when `current` no longer changes); and by
     // `deinit`, which nothing can overlap.
 
     /// A storage holding `value`, its change signal not made.
     @inlinable
     static func holding(_ value: Value) -> PropertyBuffer<Value> {
         let storage = make(making: { DeliveryState.unobserved }, tailBytes: tailBytes)
-        storage.version.initialize(to: 0)
-        storage.madeSlot.initialize(to: nil)
-        storage.current.initialize(to: value)
+        // Bound to the fields' types here, once (the buffer bound the tail to the lock primitive's),
+        // so that the accessors below may assume them.
+        let start = storage.fieldsStart
+        start.initializeMemory(as: UInt64.self, to: 0)
+        (start + 8).initializeMemory(as: AnyObject?.self, to: nil)
+        (start + currentOffset).initializeMemory(as: Value.self, to: value)
         return storage
     }
 
@@ -120,30 +124,36 @@ final class PropertyBuffer<Value: Sendable>: LockStorage<UInt> {
     }
 
     /// The change signal: made now, sharing this property's lock, unless it was made before. Once the
-    /// property has completed, an ended signal, made now and not kept, which does not hold this
-    /// storage.
+    /// property has completed, an ended signal with a lock of its own, made when first read after
+    /// the completion and kept: it does not hold this storage, so keeping it makes no cycle.
     var signal: Signal<Value, Never> {
         lock()
         defer { unlock() }
         if let signal = made { return signal }
-        // Made under the lock (an allocation, no user code), so that no write can come in between.
+        // Made under the lock (allocations, no user code), so that no write can come in between.
         if loadWord() & DeliveryState.closed != 0 {
-            // With a lock of its own: it never sends, and the signal let go of by `complete()` may
-            // still be delivering with this word. Its observers' `initial` (`start(_:during:)`) then
-            // reads `current` under that other lock, which is safe: no write is stored after
-            // `closed` (set under this lock, which this thread has taken since).
+            // Not sharing this lock: it never sends, and the signal let go of by `complete()` may
+            // still be delivering with this word.
             let ended = Lock()
             ended.storeWord(DeliveryState.closed)
-            return Signal(core: SignalCore<Value, Never>(sharing: ended, endedWith: .completed))
+            let signal = Signal(core: SignalCore<Value, Never>(sharing: ended, endedWith: .completed))
+            made = signal
+            return signal
         }
         let signal = Signal(core: SignalCore<Value, Never>(sharing: sharedLock, endedWith: nil))
         made = signal
         return signal
     }
 
-    /// Whether the change signal has been made and is kept (for tests).
+    /// Whether a change signal is kept: the live one, made and not completed yet, or the ended one
+    /// made after the completion (for tests).
     var isSignalMade: Bool {
         withLock { made != nil }
+    }
+
+    /// Whether the property has completed (for tests).
+    var hasCompleted: Bool {
+        withLock { loadWord() & DeliveryState.closed != 0 }
     }
 
     /// Stores `newValue`, then notifies observers (now, or after the delivery in progress). Ignored
@@ -227,6 +237,19 @@ final class PropertyBuffer<Value: Sendable>: LockStorage<UInt> {
     /// between, until `lifetime` ends: a run of `PropertyStorage.producer`.
     func start(_ observer: Observer<Value, Never>, during lifetime: Lifetime) {
         let current = self.current
+        lock()
+        if loadWord() & DeliveryState.closed != 0 {
+            // Completed: the last value and the completion, with no signal to make or observe (a
+            // constant's producer, `Property(value:)`, is started this way every time).
+            let last = current.pointee
+            unlock()
+            observer.send(value: last)
+            observer.sendCompleted()
+            return
+        }
+        unlock()
+        // `initial` runs under the signal's lock: this storage's, or, if the property completed
+        // meanwhile, the ended signal's own, and then no write can change `current` any more.
         lifetime += signal.core.observe(observer, initial: { .value(current.pointee) })
     }
 
@@ -235,6 +258,11 @@ final class PropertyBuffer<Value: Sendable>: LockStorage<UInt> {
     @inlinable
     func complete() {
         lock()
+        if loadWord() & DeliveryState.closed != 0 {
+            // Completed before (`made`, if set, is the ended signal, with a lock of its own).
+            unlock()
+            return
+        }
         guard let signal = made else {
             storeWord(loadWord() | DeliveryState.closed)
             unlock()
@@ -278,8 +306,11 @@ package struct PropertyStorage<Value: Sendable>: @unchecked Sendable {
     /// The change signal (see `PropertyBuffer.signal`).
     package var signal: Signal<Value, Never> { buffer.signal }
 
-    /// Whether the change signal has been made and is kept (for tests).
+    /// Whether a change signal is kept (see `PropertyBuffer.isSignalMade`; for tests).
     package var isSignalMade: Bool { buffer.isSignalMade }
+
+    /// Whether the property has completed (for tests).
+    package var hasCompleted: Bool { buffer.hasCompleted }
 
     /// Stores `newValue`, then notifies observers (see `PropertyBuffer.set(_:)`).
     @inlinable @inline(__always)

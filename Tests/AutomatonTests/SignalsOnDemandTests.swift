@@ -87,8 +87,8 @@ struct SignalsOnDemandTests {
         #expect(heldByObserver == nil, "the released automaton let go of its processing observer")
     }
 
-    /// The automaton's lifetime and its effects' lifetimes share the state property's lock (one lock
-    /// less per automaton). Nothing may take that lock while holding it: effects read and observe the
+    /// The effects' lifetimes share the state property's lock (one lock less per automaton), under
+    /// which the automaton's lifetime is made. Nothing may take that lock while holding it: effects read and observe the
     /// state and register cleanup, `.latest` ends their lifetimes while the state's changes are
     /// delivered, a state observer reads the automaton's lifetime and registers cleanup on it, on three
     /// threads at once. A self-deadlock hangs the round (the helper's timeout fails it).

@@ -137,6 +137,50 @@ struct PropertyStorageTests {
         #expect(fedStorage == nil)
     }
 
+    @Test("a value that kept its own property's change signal, then let go of it, is freed (keeping it is a cycle)")
+    func valueLettingGoOfItsSignal() {
+        final class Holder: @unchecked Sendable {
+            // Safe: set before the value is shared, never changed.
+            let kept: Signal<Holder?, Never>?
+            let released: LockedTestValue<Int>
+
+            init(kept: Signal<Holder?, Never>?, released: LockedTestValue<Int>) {
+                self.kept = kept
+                self.released = released
+            }
+
+            deinit { released.withValue { $0 += 1 } }
+        }
+        let released = LockedTestValue(0)
+        weak var weakStorage: AnyObject?
+        do {
+            let property = MutableProperty<Holder?>(nil)
+            weakStorage = property.storage.object
+            property.value = Holder(kept: property.signal, released: released)
+            property.value = Holder(kept: nil, released: released)
+            #expect(released.value == 1)
+        }
+        #expect(weakStorage == nil)
+        #expect(released.value == 2)
+    }
+
+    @Test("a completed property's producer sends its last value and completes, with no signal made")
+    func completedProducer() {
+        let constant = PropertyStorage.holding(5)
+        constant.complete()
+        constant.complete()  // idempotent
+        for _ in 0..<3 {
+            let recorder = EventRecorder<Int, Never>()
+            constant.producer.start(recorder.observer)
+            #expect(recorder.events == [.value(5), .completed])
+        }
+        #expect(!constant.isSignalMade)
+        let ended = constant.signal
+        #expect(constant.signal === ended)
+        constant.complete()  // with the ended signal kept: still nothing
+        #expect(constant.signal === ended)
+    }
+
     @Test("complete() lets go of the signal while other threads write, read the signal and observe", arguments: 0..<200)
     func completeUnderThreads(round: Int) {
         let storage = PropertyStorage.holding(0)
@@ -178,9 +222,12 @@ struct PropertyStorageTests {
         // The first observer heard every value stored before the completion, and the last of them is
         // the value that stuck.
         #expect(recorder.events.compactMap(\.value).last ?? 0 == storage.value)
-        #expect(!storage.isSignalMade)
+        #expect(storage.hasCompleted)
+        // Read after the completion: one ended signal, kept, that completes each new observer.
+        let ended = storage.signal
+        #expect(storage.signal === ended)
         let after = EventRecorder<Int, Never>()
-        storage.signal.observe(after.observer)
+        ended.observe(after.observer)
         #expect(after.events == [.completed])
     }
 }
