@@ -143,7 +143,7 @@ extension AutomatonEngine {
     /// input to a child automaton (`EffectDirective.afterReply`: `afterReply` runs after the reply, on
     /// this thread, with no lock held). Apart from `commit(...)`, so that adding the forwarding rows
     /// left the effect path's code as it was (it cost W3 12 instructions per input inside it).
-    @usableFromInline @inline(never)
+    @inlinable @inline(never)
     func commitStartingNothing(
         _ pending: PendingInput<State, Input>, from: State, to toState: State, cancelKeys: [EffectKey],
         afterReply: (@Sendable (AnyObject) -> Void)?, observedSince start: UInt64
@@ -185,7 +185,7 @@ extension AutomatonEngine {
     /// Commits again after a commit found keys that only their `==` can tell apart (see
     /// `KeyEqualities`): takes the candidates, compares them here, with no lock held, then commits with
     /// what it found. The candidates are released here too, after the lock.
-    @usableFromInline @inline(never)
+    @inlinable @inline(never)
     func commitComparingKeys(
         _ pending: PendingInput<State, Input>,
         prepared: Unmanaged<EffectRecord<State, Input>>?,

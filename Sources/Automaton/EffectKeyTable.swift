@@ -233,7 +233,8 @@ package struct KeyEqualities: Sendable {
     @usableFromInline var decisions: [(key: ObjectIdentifier, decision: Decision)] = []
 
     /// Compares each of `keys` with each of `candidates` by `==`: user code, so call it with no lock
-    /// held.
+    /// held. Not generic: called, not inlined, from the engine's specialized code.
+    @usableFromInline
     package init(comparing keys: [EffectKey], with candidates: [EffectKey]) {
         for key in keys {
             let equal = candidates.first { $0 == key }
