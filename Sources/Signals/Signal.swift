@@ -90,7 +90,7 @@ public final class Signal<Value: Sendable, Error: Swift.Error>: Sendable {
     ///   may still reach it. If the signal has already terminated, `observer` receives the terminal
     ///   event at once and the returned disposable is already disposed. Disposing the last observer of
     ///   a signal that nobody holds ends the signal (see the type's documentation).
-    @discardableResult
+    @inlinable @discardableResult
     public func observe(_ observer: Observer<Value, Error>) -> Disposable {
         core.observe(observer)
     }

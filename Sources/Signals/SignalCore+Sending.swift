@@ -189,7 +189,7 @@ extension SignalCore {
     /// Takes the delivering role with `lock` held, to change `observers` directly, if nobody holds it.
     /// Returns false if someone is delivering; then `pending` is set, and the caller must queue its
     /// change for the deliverer before releasing the lock.
-    @usableFromInline
+    @inlinable
     func takeDeliveringRoleOrMarkPending() -> Bool {
         lock.takeWordBit(DeliveryState.delivering, orSet: DeliveryState.pending)
     }

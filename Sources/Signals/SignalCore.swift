@@ -193,7 +193,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: SignalCoreB
 
     /// The index of the observer attached as `token` in `observers`, if it is there: a binary search,
     /// since `observers` is in token order.
-    @usableFromInline
+    @inlinable
     func indexOfObserver(_ token: UInt64) -> Int? {
         observers.withUnsafeBufferPointer { entries in
             var (low, high) = (0, entries.count)
@@ -208,7 +208,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: SignalCoreB
     }
 
     /// Attaches `entry` last. Called by the owner of `observers`, with `lock` held.
-    @usableFromInline
+    @inlinable
     func appendObserver(_ entry: Entry) {
         assert(
             observers.last.map { $0.token < entry.token } ?? true,
@@ -233,7 +233,7 @@ package final class SignalCore<Value: Sendable, Error: Swift.Error>: SignalCoreB
 
     /// Detaches the observer at `index` and returns its entry (to be released with no lock held).
     /// Called by the owner of `observers`, with `lock` held.
-    @usableFromInline
+    @inlinable
     func detachObserver(at index: Int) -> Entry {
         let entry = observers.remove(at: index)
         if observers.isEmpty { changeUnobservedBit(to: true) }

@@ -103,6 +103,9 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
     ///
     /// Return it from a row, unchanged: it needs the parent, which an operator applied to it (`map`,
     /// `delay`) hides, and then it stops the process with a precondition failure when it runs.
+    // Inlinable, so that the cast and the child's send run specialized for the caller's types (generic,
+    // they looked up metadata at each forwarded input; see BENCHMARKS.md, "children specialized").
+    @inlinable
     public func send<ParentInput: Sendable>(_ input: Input, to id: ID) -> SignalProducer<ParentInput, Never> {
         let key = EffectKey(key(id))
         return SignalProducer<ParentInput, Never>.forwarding(to: key) { engine in
@@ -158,6 +161,7 @@ extension SignalProducer where Error == Never {
     ///
     /// The engine never starts it: it reads the directive and calls `action`. Started, it was hidden from
     /// the engine (an operator applied to it, or a start outside a row), and stops the process.
+    @usableFromInline
     static func forwarding(to key: EffectKey, _ action: @escaping @Sendable (AnyObject) -> Void) -> SignalProducer {
         SignalProducer { _, _ in
             preconditionFailure(

@@ -73,6 +73,7 @@ public struct ChildAutomaton<State: Sendable, Input: Sendable>: Sendable {
     }
 
     /// A row's effect that sends `input` to the running child; see ``ChildAutomata/send(_:to:)``.
+    @inlinable
     public func send<ParentInput: Sendable>(_ input: Input) -> SignalProducer<ParentInput, Never> {
         kind.send(input, to: ChildAutomatonID())
     }

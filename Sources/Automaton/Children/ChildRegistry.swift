@@ -44,7 +44,7 @@ final class RegisteredChild: @unchecked Sendable {
     }
 
     /// The child, while its effect runs.
-    var automaton: AnyObject? { held.withCriticalRegion { $0 } }
+    @usableFromInline var automaton: AnyObject? { held.withCriticalRegion { $0 } }
 
     /// Lets go of the child: the caller releases what this returns with no lock held (the child's
     /// release is user code: its effects' disposal, its observers' completion).
@@ -75,8 +75,9 @@ final class ChildWatcher: @unchecked Sendable {
 /// The children of every parent, in shards by the parent's address, each behind its lock. Nothing of
 /// the user's runs under a shard's lock: keys are compared by their precomputed hash there, and by
 /// their `==` after it; a removed child is released by the caller, after it.
+@usableFromInline
 package final class ChildRegistry: Sendable {
-    static let shared = ChildRegistry()
+    @usableFromInline static let shared = ChildRegistry()
 
     /// A parent's children, by their keys' hashes, and its watchers.
     private struct Parent {
@@ -146,6 +147,7 @@ package final class ChildRegistry: Sendable {
 
     /// The children of `parent` with key `key`, in start order. Candidates are found by hash under the
     /// lock, then compared with `==` after it.
+    @usableFromInline
     func children(of parent: AnyObject, key: EffectKey) -> [RegisteredChild] {
         let id = ObjectIdentifier(parent)
         let hash = key.storage.hash
