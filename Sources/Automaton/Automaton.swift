@@ -95,7 +95,8 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
             // With a lock of its own, not the one the engine gives its effects' lifetimes (the state
             // property's, which lives in the property's storage): holding that lock would hold the
             // storage, and a state that keeps the automaton's lifetime would then keep itself (a
-            // leak; `PropertyStorageTests`). Made under the engine's lock: allocations, no user code.
+            // leak; `StateStorageReleaseTests`). Made under `lifetimesLock` (the state property's lock, not
+            // the engine's machine lock): allocations, no user code.
             let lifetime = Lifetime()
             box.madeLifetime = lifetime
             return lifetime

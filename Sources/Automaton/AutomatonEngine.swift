@@ -242,7 +242,8 @@ struct HeldInputs<State: Sendable, Input: Sendable>: Sendable {
 final class TransitionBox<State: Sendable, Input: Sendable>: @unchecked Sendable {
     // Safe: every stored property is immutable but `madeLifetime`, which is only read or written with
     // the engine's `lifetimesLock` held (`Automaton.lifetime`), or by the automaton's `deinit`, which
-    // nothing can overlap.
+    // nothing can overlap; the box's own `deinit` (on whichever thread lets go of it last: the
+    // automaton's, or the engine's termination) destroys it when nothing can read it any more.
     @usableFromInline let transition: AutomatonEngine<State, Input>.Transition
     /// `engine.release(endingAfterwards:)`, made in the automaton's (inlinable) initializer, so
     /// specialized for the caller's `State` and `Input`: the automaton's `deinit`, generic code that

@@ -64,8 +64,10 @@ struct OccasionalState<State: Sendable, Input: Sendable> {
 struct OccasionalLink<State: Sendable, Input: Sendable>: @unchecked Sendable {
     // Safe: the memory is read and written only by the state machine that holds this link, so only
     // under the engine's lock (the machine lives in that lock's storage), and freed once, by the
-    // engine's `deinit`, when no other thread can reach the engine (the address sanitizer job reports
-    // a use after that, the leak checks of `ReleaseTests` a link never freed).
+    // engine's `deinit`, when no other thread can reach the engine. The address sanitizer job of
+    // `.ci/run` reports a use after that, and, through its leak checker, a link never freed (no test
+    // can see one by a weak reference: the termination has emptied the parts of every user value
+    // before the engine's `deinit`; a review removed the free and only that job failed).
     @usableFromInline let parts: UnsafeMutablePointer<OccasionalState<State, Input>>
 
     @inlinable

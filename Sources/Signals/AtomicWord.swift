@@ -155,8 +155,9 @@ package struct UnownedAtomicWordGroup: @unchecked Sendable {
 /// more room than a pointer.
 ///
 /// Unowned. Invariant: whoever holds one keeps its group alive for as long as it uses it (the
-/// automaton's engine holds its group and its words as fields, and hands the words only to its
-/// state machine, which lives in the engine's own lock storage and dies with it). A word used after
+/// automaton's engine holds its group, stores one word, `gate`, and computes the others from the group
+/// at each use, including the words its on-demand signals are made from; its state machine holds the
+/// group unowned, and lives in the engine's own lock storage, which dies with the engine). A word used after
 /// its group was freed is a use-after-free, which the address sanitizer job of `.ci/run` reports in
 /// any test that creates and releases automata (every test of the engine does).
 @usableFromInline
