@@ -256,9 +256,7 @@ package struct Lock: @unchecked Sendable {
     /// Runs `body` with the lock held. `body` must be package code that calls no user closure.
     @inlinable @inline(__always)
     package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
-        storage.lock()
-        defer { storage.unlock() }
-        return try body()
+        try storage.withLock(body)
     }
 }
 

@@ -13,8 +13,8 @@
 /// its fields in the tail after the lock primitive. A separate lock was a 48-byte
 /// block per automaton ("bytes per idle automaton", `Benchmarks/run million`). So whoever holds the
 /// lock holds the property: its change signal's core does, and this object holds the signal, a
-/// cycle that `complete()` breaks by letting go of the signal; after it, `signal` makes an ended
-/// signal each time and keeps none. Every owner completes its storage before letting go of it
+/// cycle that `complete()` breaks by letting go of the signal; after it, `signal` makes one ended
+/// signal with a lock of its own, and keeps it (no cycle). Every owner completes its storage before letting go of it
 /// (`MutableProperty`'s and the automaton's release; `Property(value:)` at once; the other
 /// properties when their source ends), which is what frees it.
 @usableFromInline
@@ -34,7 +34,7 @@ final class PropertyBuffer<Value: Sendable>: LockStorage<UInt> {
         // so that the accessors below may assume them.
         let start = storage.fieldsStart
         start.initializeMemory(as: UInt64.self, to: 0)
-        (start + 8).initializeMemory(as: AnyObject?.self, to: nil)
+        (start + madeOffset).initializeMemory(as: AnyObject?.self, to: nil)
         (start + currentOffset).initializeMemory(as: Value.self, to: value)
         return storage
     }
@@ -55,7 +55,12 @@ final class PropertyBuffer<Value: Sendable>: LockStorage<UInt> {
     @inlinable
     static var fieldsAlignment: Int { Swift.max(MemoryLayout<UInt64>.alignment, MemoryLayout<Value>.alignment) }
 
-    /// Where `current` is, from the fields' start.
+    /// Where `made` is, from the fields' start: after `version`.
+    @inlinable
+    static var madeOffset: Int { MemoryLayout<UInt64>.size }
+
+    /// Where `current` is, from the fields' start: after `made`, at 16 bytes or the next multiple of
+    /// `Value`'s alignment.
     @inlinable
     static var currentOffset: Int {
         let alignment = MemoryLayout<Value>.alignment
@@ -95,11 +100,12 @@ final class PropertyBuffer<Value: Sendable>: LockStorage<UInt> {
     /// "million create + input + release").
     @inlinable
     var madeSlot: UnsafeMutablePointer<AnyObject?> {
-        (fieldsStart + 8).assumingMemoryBound(to: AnyObject?.self)
+        (fieldsStart + Self.madeOffset).assumingMemoryBound(to: AnyObject?.self)
     }
 
     /// The change signal, once made and until the property completes: emits each change after it is
-    /// stored; completes when the owner calls `complete()`. Made under the lock, by `signal`.
+    /// stored; completes when the owner calls `complete()`. Made under the lock, by `signal`. After
+    /// the completion, nil, then the ended signal that `signal` makes (with a lock of its own).
     @inlinable
     var made: Signal<Value, Never>? {
         get { madeSlot.pointee.map { unsafeDowncast($0, to: Signal<Value, Never>.self) } }
@@ -349,6 +355,7 @@ package struct PropertyStorage<Value: Sendable>: @unchecked Sendable {
             let fieldsStart = buffer.fieldsStart
             let current = UnsafeMutableRawPointer(buffer.current)
             return fieldsStart >= UnsafeMutableRawPointer(primitive + 1)
+                // Against the layout's 8 bytes, not `madeOffset`, so that a wrong constant shows.
                 && UnsafeMutableRawPointer(buffer.madeSlot) == fieldsStart + 8
                 && current >= fieldsStart + 16
                 && Int(bitPattern: current) % MemoryLayout<Value>.alignment == 0

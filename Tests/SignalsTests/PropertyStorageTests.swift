@@ -111,18 +111,34 @@ struct PropertyStorageTests {
     @Test("a constant, a view and a property fed by a signal free their storage after their signal was read")
     func otherOwnersFreeTheirStorage() {
         weak var constantStorage: AnyObject?
+        weak var viewStorage: AnyObject?
         weak var fedStorage: AnyObject?
         do {
             let constant = Property(value: 1)
+            constantStorage = constant.storedObject
             let first = constant.signal
             let second = constant.signal
+            #expect(first === second)  // the ended signal, made once and kept
             let recorder = EventRecorder<Int, Never>()
             first.observe(recorder.observer)
             second.observe(recorder.observer)
             #expect(recorder.events == [.completed, .completed])
-            constantStorage = MutableProperty(0).storage.object  // released at once: completed
         }
         #expect(constantStorage == nil)
+        do {
+            let view: Property<Int>
+            let recorder = EventRecorder<Int, Never>()
+            do {
+                let mutable = MutableProperty(0)
+                view = Property(mutable)
+                viewStorage = view.storedObject
+                view.signal.observe(recorder.observer)
+                mutable.value = 1
+            }
+            #expect(recorder.events == [.value(1), .completed])
+            #expect(view.value == 1)
+        }
+        #expect(viewStorage == nil)
         do {
             let (values, input) = Signal<Int, Never>.pipe()
             let property = Property(initial: 0, then: values)
