@@ -18,8 +18,9 @@ func onDedicatedThread<Result: Sendable>(
     let outcome = Locked<Result?>(nil)
     let done = DispatchGroup()
     done.enter()
+    let slot = BodySlot(body)
     let thread = Thread {
-        let result = body()
+        let result = slot.take()()
         outcome.withCriticalRegion { $0 = result }
         done.leave()
     }
@@ -41,9 +42,10 @@ func runOnThreads(
     let start = DispatchSemaphore(value: 0)
     for index in 0..<count {
         group.enter()
+        let slot = BodySlot(body)
         let thread = Thread {
             start.wait()
-            body(index)
+            slot.take()(index)
             group.leave()
         }
         thread.stackSize = 1 << 20
@@ -51,6 +53,29 @@ func runOnThreads(
     }
     for _ in 0..<count { start.signal() }
     await waitOrFail(group, timeout: timeout, sourceLocation: sourceLocation)
+}
+
+/// Hands a thread's body to it once, so that what the body captured (an automaton, say) is released
+/// when the body returns, before the waiter is told the thread finished. A `Thread` keeps its block
+/// until the thread exits, after that; a test asserting what a release does would otherwise race it.
+final class BodySlot<Body: Sendable>: Sendable {
+    private let body: Locked<Body?>
+
+    init(_ body: Body) {
+        self.body = Locked(body)
+    }
+
+    /// The body, which the slot no longer holds. Called once.
+    func take() -> Body {
+        guard
+            let taken = body.withCriticalRegion({ slot in
+                defer { slot = nil }; return slot
+            })
+        else {
+            preconditionFailure("a thread's body is taken once")
+        }
+        return taken
+    }
 }
 
 /// Waits for `group` on a thread of its own, failing the test instead of hanging if it takes longer

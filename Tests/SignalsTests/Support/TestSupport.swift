@@ -199,9 +199,17 @@ enum Watchdog {
         let go = DispatchSemaphore(value: 0)
         for index in 0..<count {
             group.enter()
+            // The thread takes its body, so that what the body captured is released when it returns,
+            // before `group.leave()`: a `Thread` keeps its block until the thread exits, after that.
+            let slot = LockedTestValue<(@Sendable (Int) -> Void)?>(body)
             let thread = Thread {
                 go.wait()
-                body(index)
+                do {
+                    let taken = slot.withValue { held in
+                        defer { held = nil }; return held
+                    }
+                    taken?(index)
+                }
                 group.leave()
             }
             thread.start()
