@@ -18,6 +18,36 @@ struct KnownValueEffectTests {
         #expect(SignalProducer<Int, Never>(values: [3]).knownValue == nil)
         #expect(SignalProducer<Int, Never> { observer, _ in observer.send(value: 3) }.knownValue == nil)
         #expect(SignalProducer<Int, Never>.empty.knownValue == nil)
+        #expect(
+            SignalProducer<Int, Never> { observer, _ in observer.send(value: 3) }.keyed("k", .queue).knownValue == nil)
+        #expect(SignalProducer<Int, Never>.empty.keyed("k", .merge).knownValue == nil)
+        #expect(SignalProducer<String, Never>(value: "v").keyed("k", .latest).keyed("j", .merge).knownValue == "v")
+    }
+
+    /// The value lives in the producer's attachment (`KnownValueAttachment`), which its start handler
+    /// captures: started, it sends that value; released, with every copy and keyed copy, it frees it.
+    @Test("a value producer sends its value when started and frees it with its last copy")
+    func valueProducerOwnsItsValue() {
+        final class Payload: Sendable {}
+        weak var freed: Payload?
+        do {
+            let payload = Payload()
+            freed = payload
+            let producer = SignalProducer<Payload, Never>(value: payload)
+            let keyed = producer.keyed("k", .merge)
+            let events = Recording<String>()
+            for started in [producer, keyed] {
+                started.start { event in
+                    switch event {
+                    case let .value(value): events.append(value === payload ? "the value" : "another value")
+                    default: events.append("\(event)")
+                    }
+                }
+            }
+            #expect(events.values == ["the value", "completed", "the value", "completed"])
+            #expect(keyed.knownValue === payload)
+        }
+        #expect(freed == nil)
     }
 
     /// A random table over 4 nodes and 4 inputs: each row moves to a node and starts no effect, an

@@ -177,20 +177,41 @@
             strategy: .merge)
     }
 
+    /// The chain's automaton with each step's effect written as a value: `SignalProducer(value:)`, what
+    /// a user writes for an effect that sends one input back at once (W3's effects are such values).
+    func makeValueChainAutomaton(limit: ChainLimit) -> Automaton<Int, Int> {
+        Automaton<Int, Int>(
+            state: 0,
+            mapping: { state, input in
+                guard state < limit.value else { return nil }
+                return (state + 1, SignalProducer(value: input))
+            },
+            strategy: .merge)
+    }
+
     func automatonChain(steps: Int) -> Workload {
-        Workload(name: "chain Automaton", events: steps) {
+        automatonChain(name: "chain Automaton", steps: steps, make: { makeChainAutomaton(limit: $0) })
+    }
+
+    /// The chain with value effects (`makeValueChainAutomaton`).
+    func automatonValueChain(steps: Int) -> Workload {
+        automatonChain(name: "chain Automaton, value effects", steps: steps, make: makeValueChainAutomaton)
+    }
+
+    func automatonChain(name: String, steps: Int, make: @escaping (ChainLimit) -> Automaton<Int, Int>) -> Workload {
+        Workload(name: name, events: steps) {
             let counts = ReplyCounts()
             let limit = ChainLimit()
-            let automaton = makeChainAutomaton(limit: limit)
+            let automaton = make(limit)
             countReplies(of: automaton, into: counts)
             let steps = opaque(steps)
             return {
                 let (start, successes, failures) = (automaton.state.value, counts.successes, counts.failures)
                 limit.value = start + steps
                 automaton.send(1)
-                try check(automaton.state.value, start + steps, "chain Automaton final state")
-                try check(counts.successes - successes, steps, "chain Automaton successes")
-                try check(counts.failures - failures, 1, "chain Automaton failures (the step past the limit)")
+                try check(automaton.state.value, start + steps, "\(name) final state")
+                try check(counts.successes - successes, steps, "\(name) successes")
+                try check(counts.failures - failures, 1, "\(name) failures (the step past the limit)")
             }
         }
     }

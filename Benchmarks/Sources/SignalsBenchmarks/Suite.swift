@@ -348,7 +348,9 @@ func runSuite(_ options: Options) throws {
         ]
         #if AUTOMATON_ENGINE
             workloads.append(automatonChain(steps: steps))
+            workloads.append(automatonValueChain(steps: steps))
             allocationWorkloads.append(automatonChain(steps: allocationSteps))
+            allocationWorkloads.append(automatonValueChain(steps: allocationSteps))
         #endif
         let measured = try sideBySide(
             raw: tightRawChain(steps: steps), mutex: tightMutexChain(steps: steps),
