@@ -376,6 +376,10 @@ func runSuite(_ options: Options) throws {
                 verdict: constant)
             rawBar(automaton, raw: baselines.raw!, nanoseconds: 300)
             carefulBar(automaton, careful: baselines.careful!, limit: 2)
+            // The same chain with each step's effect a `SignalProducer(value:)`.
+            let valueChain = measured.automata[1]
+            row(valueChain, baselines: baselines, bar: "(none)")
+            carefulBar(valueChain, careful: baselines.careful!, limit: 2)
         #endif
         baselineRows(baselines)
     }
