@@ -376,6 +376,7 @@ class ProducerAttachment<Value: Sendable>: @unchecked Sendable {
     init(directive: (AnyObject & Sendable)?, hasKnownValue: Bool) {
         self.directive = directive
         self.hasKnownValue = hasKnownValue
+        assert(!hasKnownValue || self is KnownValueAttachment<Value>, "Only a KnownValueAttachment has a value")
     }
 
     /// The value a `SignalProducer(value:)` sends before it completes; `nil` for any other producer.
