@@ -95,6 +95,21 @@ struct MemoryPassAttackTests {
 
     static let policies: [EffectPolicy] = [.latest, .first, .queue, .merge]
 
+    /// A counter's table whose keys are `ProbeKey`s reporting to `probe`: `.keyed` starts `keyed` under
+    /// its key and policy, `.cancel` cancels a key, `.plain` starts `plain`, `.noop` is unmapped.
+    static func probeKeyMapping(
+        keyed: SignalProducer<AttackInput, Never>, plain: SignalProducer<AttackInput, Never>, probe: LockProbe
+    ) -> Automaton<Int, AttackInput>.EffectMapping {
+        { state, input in
+            switch input {
+            case let .keyed(id, policy): return (state + 1, keyed.keyed(ProbeKey(id, probe), policies[policy]))
+            case let .cancel(id): return (state + 1, .cancel(ProbeKey(id, probe)))
+            case .plain: return (state + 1, plain)
+            case .noop: return nil
+            }
+        }
+    }
+
     /// Keyed effects (colliding keys, every policy, cancel rows), effects that complete, keep their
     /// observer and lifetime, register cleanup or let go of their observer, effect-event and processing
     /// observers that take the locks, the automaton's lifetime with such cleanup; three threads send
@@ -146,18 +161,8 @@ struct MemoryPassAttackTests {
             do {
                 let automaton = Automaton<Int, AttackInput>(
                     state: 0,
-                    mapping: { state, input in
-                        switch input {
-                        case let .keyed(id, policy):
-                            return (state + 1, effect.keyed(ProbeKey(id, probe), Self.policies[policy]))
-                        case let .cancel(id):
-                            return (state + 1, .cancel(ProbeKey(id, probe)))
-                        case .plain:
-                            return (state + 1, effect)
-                        case .noop:
-                            return nil
-                        }
-                    }, strategy: latest ? .latest : .merge)
+                    mapping: Self.probeKeyMapping(keyed: effect, plain: effect, probe: probe),
+                    strategy: latest ? .latest : .merge)
                 probe.automaton.object = automaton
                 probe.state.object = automaton.state
                 engine.object = automaton.engine
@@ -486,15 +491,7 @@ struct MemoryPassAttackTests {
             do {
                 let automaton = Automaton<Int, AttackInput>(
                     state: 0,
-                    mapping: { state, input in
-                        switch input {
-                        case let .keyed(id, policy):
-                            return (state + 1, effect.keyed(ProbeKey(id, probe), Self.policies[policy]))
-                        case let .cancel(id): return (state + 1, .cancel(ProbeKey(id, probe)))
-                        case .plain: return (state + 1, keptEffect)
-                        case .noop: return nil
-                        }
-                    })
+                    mapping: Self.probeKeyMapping(keyed: effect, plain: keptEffect, probe: probe))
                 probe.automaton.object = automaton
                 engine.object = automaton.engine
                 automaton.replies.observe { event in
