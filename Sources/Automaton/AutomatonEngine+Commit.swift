@@ -57,6 +57,7 @@ extension AutomatonEngine {
         }
         if case .aborted = result {
             prepared?.lifetime.end()
+            answerAborted(pending)
             return
         }
         if case .committedSendingCancellations = result {
@@ -81,6 +82,7 @@ extension AutomatonEngine {
                 .success(pending.input, from, toState), sentBy: pending.origin?.id,
                 effect: decision == .none ? nil : prepared?.id, since: start)
         }
+        answer(pending, with: .success(pending.input, from, toState))
         guard let record = consume prepared else { return }
         switch decision {
         case .none, .wait:
@@ -94,7 +96,7 @@ extension AutomatonEngine {
             startCommitted(record)
             if let value = heldValue.take() {
                 // This frame's reference to the record moves into the held input.
-                held = PendingInput(input: value, origin: consume record)
+                held = HeldInput(input: value, origin: consume record)
                 if !isProcessingHeldInputs { processHeldInputs() }
             }
         case .drop:
@@ -125,17 +127,17 @@ extension AutomatonEngine {
         state = toState
         stateStorage.set(toState)
         replies.sendIfMade { .success(pending.input, from, toState) }
+        answer(pending, with: .success(pending.input, from, toState))
         // Here, after the reply, is where the usual path's start handler sends the value: held if
         // nothing was queued meanwhile (`hold`), else queued behind what was (an observer of the reply,
         // or another thread, sent an input during it), in the order the inputs came.
-        let pending = PendingInput<State, Input>(input: value, origin: nil)
         guard gate.load() == ProcessingGate.processing else {
-            let dropped = critical { $0.queueKnownValue(pending) }
+            let dropped = critical { $0.queueKnownValue(PendingInput(input: value, origin: nil)) }
             withExtendedLifetime(dropped) {}  // a user value, released after the lock
             return
         }
         assert(held == nil, "Internal inconsistency: an effect's value held while another waits")
-        held = pending
+        held = HeldInput(input: value, origin: nil)
         if !isProcessingHeldInputs { processHeldInputs() }
     }
 
@@ -160,7 +162,10 @@ extension AutomatonEngine {
             result = commitComparingKeys(
                 pending, prepared: nil, cancelKeys: cancelKeys, cancelled: &cancelled, decision: &decision)
         }
-        if case .aborted = result { return }
+        if case .aborted = result {
+            answerAborted(pending)
+            return
+        }
         if case .committedSendingCancellations = result {
             for effect in cancelled {
                 effectEvents.sendValue { Self.cancellation(of: effect, by: pending.input) }
@@ -179,6 +184,7 @@ extension AutomatonEngine {
             announceProcessing(
                 .success(pending.input, from, toState), sentBy: pending.origin?.id, effect: nil, since: start)
         }
+        answer(pending, with: .success(pending.input, from, toState))
         afterReply?(self)
     }
 

@@ -79,6 +79,7 @@ extension AutomatonEngine {
     /// its value witnesses, and W2 went from 196 to 405 instructions per input.)
     @inlinable @inline(__always)
     func process(_ pending: PendingInput<State, Input>, observedSince start: UInt64) {
+        processedInputs &+= 1
         let from = state
         var next: State?
         var effect: SignalProducer<Input, Never>?
@@ -93,6 +94,7 @@ extension AutomatonEngine {
             if start != 0 {
                 announceProcessing(.failure(pending.input, from), sentBy: pending.origin?.id, effect: nil, since: start)
             }
+            answer(pending, with: .failure(pending.input, from))
             return
         }
         if effect == nil && pending.origin == nil && !mayHaveRootLatest {
@@ -103,6 +105,7 @@ extension AutomatonEngine {
             if start != 0 {
                 announceProcessing(.success(pending.input, from, toState), sentBy: nil, effect: nil, since: start)
             }
+            answer(pending, with: .success(pending.input, from, toState))
             return
         }
         commit(pending, from: from, to: toState, effect: consume effect, observedSince: start)

@@ -1,15 +1,28 @@
 import Signals
 
-/// An input waiting to be processed, with the effect that emitted it (`nil` for an outside input).
+/// An input waiting to be processed, with the effect that emitted it (`nil` for an outside input), and
+/// who waits for its reply (`Automaton.ask`; only an outside input has one).
 @usableFromInline
 struct PendingInput<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline let input: Input
     @usableFromInline let origin: EffectRecord<State, Input>?
+    /// Who waits for this input's reply: answered exactly once, with no lock held, by the processing
+    /// role once the reply has been delivered (`AutomatonEngine.process`), or with the reason it was
+    /// not processed (`AutomatonEngine.ask`, the termination, an aborted commit).
+    @usableFromInline let waiter: ReplyWaiter<State, Input>?
 
     @inlinable
     init(input: Input, origin: EffectRecord<State, Input>?) {
         self.input = input
         self.origin = origin
+        self.waiter = nil
+    }
+
+    @inlinable
+    init(input: Input, waiter: ReplyWaiter<State, Input>) {
+        self.input = input
+        self.origin = nil
+        self.waiter = waiter
     }
 }
 
@@ -150,6 +163,9 @@ struct EngineStateMachine<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline var phase = Phase.active
     /// Whether the termination has been performed (by whichever thread held the processing role).
     @usableFromInline var hasPerformedTermination = false
+    /// How the automaton terminated (`nil` until it does): the reason an input asked afterwards, or
+    /// dropped, was not processed (`AskError`).
+    @usableFromInline var terminationCause: Termination?
 
     /// See `rootLatestLink`.
     @inlinable

@@ -31,6 +31,7 @@ extension EngineStateMachine {
     mutating func terminate(_ termination: Termination) -> CancelledEffects<State, Input>? {
         guard phase != .terminated else { return nil }
         phase = .terminated
+        terminationCause = termination
         blockFastPath()
         var effects = CancelledEffects<State, Input>()
         // The queued inputs go out with the effects, to be released unlocked: user values, which
@@ -158,6 +159,7 @@ extension AutomatonEngine {
             stateStorage.complete()
         }
         dropProcessingObservers()
+        answerDropped(effects, by: termination)
     }
 
     /// Reports the cancellation of `effects`, then ends their lifetimes. Every effect event decided

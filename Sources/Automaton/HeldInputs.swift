@@ -91,7 +91,7 @@ extension AutomatonEngine {
     func processHeldInputs() {
         isProcessingHeldInputs = true
         defer { isProcessingHeldInputs = false }
-        while let pending = held.take() {
+        while let pending = held.take()?.pending {
             // Sequentially consistent, after the held word was set: if an effect ended on another
             // thread and missed that word, its thread set `blocked` first, and this sees it (see
             // `EngineStateMachine.effectEnded(_:onRunner:)`).

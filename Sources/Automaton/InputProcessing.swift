@@ -30,14 +30,21 @@ public struct InputProcessing<State: Sendable, Input: Sendable>: Sendable {
     /// How long the input took: from the mapping's call to the end of the reply's delivery to the
     /// `replies` observers, the effects it cancelled included. The effect it starts is not included.
     public let duration: Duration
+    /// The input's number in its automaton: 1 for the first input it processed, then one more for each,
+    /// in processing order (the order of `replies`), whoever sent it. With it, logs, traces and screens
+    /// can tell apart two equal inputs and match a reply to its input.
+    public let number: UInt64
 
     /// Makes a record, for tests of code that consumes them.
     @inlinable
-    public init(reply: Reply<State, Input>, sentByEffect: UInt64?, effect: UInt64?, duration: Duration) {
+    public init(
+        reply: Reply<State, Input>, sentByEffect: UInt64?, effect: UInt64?, duration: Duration, number: UInt64 = 0
+    ) {
         self.reply = reply
         self.sentByEffect = sentByEffect
         self.effect = effect
         self.duration = duration
+        self.number = number
     }
 }
 
@@ -160,7 +167,8 @@ extension AutomatonEngine {
         _ reply: Reply<State, Input>, sentBy sender: EffectID?, effect: EffectID?, since start: UInt64
     ) {
         let record = InputProcessing(
-            reply: reply, sentByEffect: sender, effect: effect, duration: .nanoseconds(ProcessingClock.now &- start))
+            reply: reply, sentByEffect: sender, effect: effect, duration: .nanoseconds(ProcessingClock.now &- start),
+            number: processedInputs)
         // A copy: the observers run after the lock, and one removed meanwhile is let go of when the
         // copy is, here.
         let observers = critical { $0.processingObservers }

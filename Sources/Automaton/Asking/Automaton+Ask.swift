@@ -1,0 +1,85 @@
+import Signals
+
+extension Automaton {
+    /// Sends an outside input, exactly as `send(_:)` does, and returns the automaton's reply to **this**
+    /// input: `.success` or `.failure` (an input no row matches is a `.failure` reply, not an error).
+    ///
+    /// ```swift
+    /// // An HTTP handler: answer with the machine's reply to this request's input.
+    /// let reply = try await order.ask(.checkout)
+    /// return reply.isSuccess ? .ok : .conflict
+    /// ```
+    ///
+    /// The reply is matched by the engine to the queued input itself, never by comparing inputs: two
+    /// callers that ask equal inputs at once each get the reply to their own.
+    ///
+    /// - Order: the input takes its turn in the FIFO queue like any other (if another input is being
+    ///   processed, it waits behind it and behind everything queued before it; if none is, it is
+    ///   processed at once, on the calling thread, and `ask` returns without suspending). Its reply
+    ///   reaches every `replies` observer and every processing observer (`observeProcessing(_:)`)
+    ///   first; then the caller gets it, before the transition's effect starts. Inputs that effects or
+    ///   observers send meanwhile are queued as usual and do not delay the answer beyond their turn.
+    /// - Termination: an input the automaton never processes is an `AskError`, never a hang:
+    ///   `.inputCompleted` if the input signal had completed when it was asked (not queued; inputs
+    ///   queued before the completion are still processed and answered), `.interrupted` if the input
+    ///   signal was interrupted before its turn. (`.released` cannot happen here: the caller keeps the
+    ///   automaton alive while it waits; see `ask(_:onReply:)`.)
+    /// - Cancellation: the input is sent when `ask` is called, even from a task already cancelled, and
+    ///   is never withdrawn; cancelling the waiting task ends only the wait: `ask` throws
+    ///   `AskError.cancelled` at once (unless the reply came first, which is then returned), and the
+    ///   input is still processed in its turn, its reply sent on `replies`. To bound the wait, race it
+    ///   against a timer in a task group and cancel it (see "Request and reply on a server" in the
+    ///   docs).
+    /// - Threads: call it from any task or thread. It costs a plain `send` plus one allocation, and a
+    ///   suspension only if the input had to wait (`Benchmarks/callgrind "W2 Automaton, asked"`).
+    public func ask(_ input: Input) async throws(AskError) -> Reply<State, Input> {
+        let waiter = ReplyWaiter<State, Input>()
+        engine.ask(input, waiter: waiter)
+        if let answer = waiter.takeAnswer() { return try answer.get() }
+        let answer = await withTaskCancellationHandler {
+            await withUnsafeContinuation { continuation in waiter.suspend(continuation) }
+        } onCancel: {
+            waiter.cancel()
+        }
+        return try answer.get()
+    }
+
+    /// Sends an outside input, exactly as `send(_:)` does, and calls `onReply` once with the
+    /// automaton's reply to **this** input, or with why it was not processed: the form of ``ask(_:)``
+    /// for code outside Swift concurrency.
+    ///
+    /// - Threads and order: `onReply` is called exactly once, with no lock held: on the thread that
+    ///   processes the input, after every `replies` observer and processing observer has heard the
+    ///   reply and before the transition's effect starts (like a `replies` observer, it holds up
+    ///   processing while it runs, and an input it sends is queued); or, if the input is refused, on
+    ///   the calling thread before `ask` returns. If nothing is being processed, the input is processed
+    ///   on the calling thread, so `onReply` may run before `ask` returns.
+    /// - Termination: `.failure(.inputCompleted)` if the input signal had completed (the input is not
+    ///   queued); `.failure(.interrupted)` or `.failure(.released)` if the automaton terminated before
+    ///   the input's turn: the automaton's input was interrupted, or the automaton was released (this
+    ///   form does not keep it alive). Then `onReply` is called by the thread performing the
+    ///   termination, after `replies` has ended.
+    public func ask(
+        _ input: Input, onReply: @escaping @Sendable (Result<Reply<State, Input>, AskError>) -> Void
+    ) {
+        engine.ask(input, waiter: ReplyWaiter(handler: onReply))
+    }
+
+    /// Whether the automaton has ended: its input signal was interrupted, or it completed and every
+    /// effect has ended (`replies` has ended or is ending), or it was released. Nothing it is sent
+    /// will be processed any more: `send` does nothing and `ask` throws.
+    ///
+    /// Thread safe; a snapshot. Once true, it stays true.
+    public var isTerminated: Bool {
+        engine.critical { $0.phase == .terminated } || engine.replies.hasTerminated
+    }
+
+    /// Whether the automaton still takes outside inputs: false once its input signal has completed or
+    /// it has terminated. Effects' inputs are still processed after the input signal has completed,
+    /// until `isTerminated`.
+    ///
+    /// Thread safe; a snapshot. Once false, it stays false.
+    public var acceptsInputs: Bool {
+        engine.critical { $0.phase == .active }
+    }
+}

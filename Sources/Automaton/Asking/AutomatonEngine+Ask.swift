@@ -1,0 +1,97 @@
+import Signals
+
+// An outside input whose reply someone waits for (`Automaton.ask`): it takes the same paths as
+// `send(_:from:)` (the lock-free fast path when nothing is queued and nobody processes, the queue
+// otherwise), carrying its waiter in its `PendingInput`. The processing role answers the waiter when
+// it has delivered the reply (`answer(_:with:)`, at each place `process` delivers one); an input that is
+// never processed is answered with the reason: refused here (the input had completed, or the
+// automaton had terminated), dropped from the queue by the termination (`perform`), or aborted by a
+// termination that came while its mapping ran (`commit`).
+
+/// What `EngineStateMachine.ask(_:)` decided.
+@usableFromInline
+enum AskAction<State: Sendable, Input: Sendable> {
+    /// Not queued: the automaton takes no more outside inputs.
+    case refused(AskError)
+    /// Queued behind the input being processed.
+    case queued
+    /// Nobody is processing: the caller becomes the processing thread and processes it.
+    case process(PendingInput<State, Input>)
+}
+
+extension EngineStateMachine {
+    /// `send(_:from:)` for an outside input with a waiter: queued, or to be processed by the caller,
+    /// or refused with the reason (released by the caller, after the lock).
+    @inlinable
+    mutating func ask(_ pending: PendingInput<State, Input>) -> AskAction<State, Input> {
+        switch phase {
+        case .terminated: return .refused(.dropped(by: terminationCause ?? .released))
+        case .inputCompleted: return .refused(.inputCompleted)
+        case .active: break
+        }
+        guard gate.takeBit(ProcessingGate.processing, orSet: ProcessingGate.blocked) else {
+            queue.append(pending)
+            return .queued
+        }
+        return .process(pending)
+    }
+}
+
+extension AutomatonEngine {
+    /// Sends an outside input, as `send(_:from:)` does, and answers `waiter` with its reply, or with
+    /// why it was not processed.
+    @inlinable
+    func ask(_ input: Input, waiter: ReplyWaiter<State, Input>) {
+        if gate.compareExchange(expected: 0, desired: ProcessingGate.processing) {
+            // Nothing queued, nobody processing, still active: process without the lock.
+            process(PendingInput(input: input, waiter: waiter))
+            if !gate.compareExchange(expected: ProcessingGate.processing, desired: 0) {
+                drain()
+            }
+            return
+        }
+        // Made here, not in the critical section: refused, it is released after the lock (a user's value).
+        let pending = PendingInput(input: input, waiter: waiter)
+        switch critical({ $0.ask(pending) }) {
+        case let .refused(error):
+            waiter.answer(.failure(error))
+        case .queued:
+            return
+        case let .process(pending):
+            process(pending)
+            drain()
+        }
+    }
+
+    /// Answers the waiter of `pending`, if it has one, with `reply`, which has been delivered. Run by
+    /// the processing role, with no lock held. Inlined: for an input of `send`, whose `PendingInput`
+    /// has no waiter, it compiles to nothing on the fast path, and to one test on the others.
+    @inlinable @inline(__always)
+    func answer(_ pending: PendingInput<State, Input>, with reply: @autoclosure () -> Reply<State, Input>) {
+        if let waiter = pending.waiter {
+            waiter.answer(.success(reply()))
+        }
+    }
+
+    /// Answers the waiter of `pending`, an input that a termination decided while its mapping ran (so
+    /// it was not processed), with the termination's reason.
+    @inlinable @inline(never)
+    func answerAborted(_ pending: PendingInput<State, Input>) {
+        guard let waiter = pending.waiter else { return }
+        let cause = critical { $0.terminationCause } ?? .released
+        waiter.answer(.failure(.dropped(by: cause)))
+    }
+
+    /// Answers the waiters of the inputs a termination dropped from the queue (`leftovers`), with the
+    /// termination's reason. Run by the holder of the processing role, after the replies ended.
+    @inlinable
+    func answerDropped(_ effects: CancelledEffects<State, Input>, by termination: Termination) {
+        guard let leftovers = effects.leftovers else { return }
+        for case let .inputs(queue) in leftovers {
+            var queue = queue
+            while let pending = queue.removeFirst() {
+                pending.waiter?.answer(.failure(.dropped(by: termination)))
+            }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Signals
+
+/// Who waits for the reply to one input (`Automaton.ask`): a task (async form) or a handler
+/// (callback form). The engine answers it exactly once, with no lock held: with the reply, after
+/// every `replies` observer and processing observer has heard it and before the transition's effect
+/// starts; or with the reason the input was not processed.
+///
+/// Its phase is behind a lock of its own (one allocation: the value lives in the lock's storage),
+/// because three parties race for it: the engine's answer (on the processing thread), the waiting
+/// task's suspension, and the task's cancellation. Each takes what it must resume or call under the
+/// lock, and does it after: resuming a continuation and calling a handler happen with no lock held,
+/// and an answer nobody takes any more (the task was cancelled) is released by the caller of
+/// `answer(_:)`, after the lock, since a reply holds the user's values.
+@usableFromInline
+struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
+    @usableFromInline typealias Answer = Result<Reply<State, Input>, AskError>
+
+    @usableFromInline
+    enum Phase: Sendable {
+        /// No answer yet, and nobody suspended on it yet.
+        case waiting
+        /// Answered before the task suspended: the task takes it without suspending.
+        case answered(Answer)
+        /// The task is suspended, waiting for the answer.
+        case suspended(UnsafeContinuation<Answer, Never>)
+        /// The callback form: called with the answer.
+        case handler(@Sendable (Answer) -> Void)
+        /// The task was cancelled before the answer came: an answer is dropped.
+        case cancelled
+        /// Answered and handed over (or cancelled and resumed): nothing more happens.
+        case done
+    }
+
+    @usableFromInline let phase: Locked<Phase>
+
+    /// A waiter for a task, which takes the answer with `takeAnswer()` or `suspend(_:)`.
+    @inlinable
+    init() {
+        phase = Locked(.waiting)
+    }
+
+    /// A waiter that calls `handler` with the answer, on the thread that answers.
+    @inlinable
+    init(handler: @escaping @Sendable (Answer) -> Void) {
+        phase = Locked(.handler(handler))
+    }
+
+    @usableFromInline
+    enum AnswerAction {
+        case none
+        case resume(UnsafeContinuation<Answer, Never>)
+        case call(@Sendable (Answer) -> Void)
+    }
+
+    /// Gives the answer: resumes the suspended task, calls the handler, or keeps the answer for the
+    /// task to take. With no lock held; called once per waiter.
+    @inlinable
+    func answer(_ answer: Answer) {
+        let action = phase.withCriticalRegion { phase -> AnswerAction in
+            switch phase {
+            case .waiting:
+                phase = .answered(answer)
+                return .none
+            case let .suspended(continuation):
+                phase = .done
+                return .resume(continuation)
+            case let .handler(handler):
+                phase = .done
+                return .call(handler)
+            case .cancelled:
+                phase = .done
+                return .none
+            case .answered, .done:
+                preconditionFailure("Internal inconsistency: an input's reply given twice")
+            }
+        }
+        switch action {
+        case .none: break
+        case let .resume(continuation): continuation.resume(returning: answer)
+        case let .call(handler): handler(answer)
+        }
+    }
+
+    /// The answer, if it came already (the input was processed on the asking thread, or by another
+    /// one before the task got here); the waiter is then done.
+    @inlinable
+    func takeAnswer() -> Answer? {
+        phase.withCriticalRegion { phase -> Answer? in
+            guard case let .answered(answer) = phase else { return nil }
+            phase = .done
+            return answer
+        }
+    }
+
+    /// Suspends the task on `continuation` until the answer, or resumes it at once if the answer came
+    /// meanwhile, or if the task was cancelled.
+    @inlinable
+    func suspend(_ continuation: UnsafeContinuation<Answer, Never>) {
+        let resumeWith = phase.withCriticalRegion { phase -> Answer? in
+            switch phase {
+            case .waiting:
+                phase = .suspended(continuation)
+                return nil
+            case let .answered(answer):
+                phase = .done
+                return answer
+            case .cancelled:
+                // Stays cancelled: the engine's answer, still to come, is then dropped.
+                return .failure(.cancelled)
+            case .suspended, .handler, .done:
+                preconditionFailure("Internal inconsistency: a reply waiter suspended in phase \(phase)")
+            }
+        }
+        if let resumeWith { continuation.resume(returning: resumeWith) }
+    }
+
+    /// The task was cancelled: it stops waiting (resumed with `.cancelled` if suspended). An answer
+    /// that came already wins.
+    @inlinable
+    func cancel() {
+        let resume = phase.withCriticalRegion { phase -> UnsafeContinuation<Answer, Never>? in
+            switch phase {
+            case .waiting:
+                phase = .cancelled
+                return nil
+            case let .suspended(continuation):
+                phase = .cancelled
+                return continuation
+            case .answered, .handler, .cancelled, .done:
+                return nil
+            }
+        }
+        resume?.resume(returning: .failure(.cancelled))
+    }
+}
