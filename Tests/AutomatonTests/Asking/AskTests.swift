@@ -46,12 +46,18 @@ struct AskTests {
         #expect(replies.values == [.value(first), .value(second), .value(third)])
     }
 
-    @Test("the reply reaches replies observers and processing observers first, then the caller, before the effect starts")
+    @Test(
+        "the reply reaches replies observers and processing observers first, then the caller, before the effect starts")
     func answerComesAfterObserversBeforeTheEffect() {
         let log = Recording<String>()
         let automaton = Automaton<Int, TallyInput>(state: 0) { state, input in
             guard case let .add(n) = input else { return nil }
-            return (state + n, SignalProducer { observer, _ in log.append("effect of \(n) started"); observer.sendCompleted() })
+            return (
+                state + n,
+                SignalProducer { observer, _ in
+                    log.append("effect of \(n) started"); observer.sendCompleted()
+                }
+            )
         }
         automaton.replies.observeValues { log.append("replies: \($0)") }
         automaton.observeProcessing { log.append("processing: \($0.reply) #\($0.number)") }
@@ -174,7 +180,9 @@ struct AskTests {
             guard case .value(.success(.add(1), _, _)) = event else { return }
             ask(.add(2)) { log.append("answer 2: \($0)") }
             // The last reference goes while this thread processes: the termination follows this input.
-            let released = holder.withCriticalRegion { held in defer { held = nil }; return held }
+            let released = holder.withCriticalRegion { held in
+                defer { held = nil }; return held
+            }
             withExtendedLifetime(released) {}
         }
         _ = consume automaton
