@@ -32,6 +32,8 @@ final class AutomatonTraceRecorder<T: Tracer>: Sendable {
     /// The parent of every input span.
     @usableFromInline let context: ServiceContext
     @usableFromInline let table: _IntegrationLock<Table>
+    /// What `trace(with:options:context:)` returns: it holds this recorder until tracing stops.
+    @usableFromInline let disposable: AutomatonTracingDisposable<T>
 
     @inlinable
     init(
@@ -45,6 +47,9 @@ final class AutomatonTraceRecorder<T: Tracer>: Sendable {
         self.marksFailuresAsErrors = marksFailuresAsErrors
         self.context = context
         table = _IntegrationLock(Table(linkCapacity: max(0, linkableEndedEffects)))
+        disposable = AutomatonTracingDisposable()
+        // A cycle, broken when tracing stops (`close()`).
+        disposable.hold(self)
     }
 
     /// Something to do to an effect span, in order.
@@ -250,6 +255,9 @@ final class AutomatonTraceRecorder<T: Tracer>: Sendable {
         for observation in observations { observation.dispose() }
         for taken in work { perform(taken) }
         _ = released
+        // The disposable lets go of this recorder, and with it of the tracer and the context, once
+        // the automaton and the threads still in the recorder let go of it too.
+        disposable.letGo()
     }
 
     // MARK: Records (processing thread)
@@ -418,6 +426,55 @@ final class AutomatonTraceRecorder<T: Tracer>: Sendable {
     /// effects kept for links.
     @inlinable var tableSize: (open: Int, early: Int, ended: Int) {
         table.withLock { ($0.slots.count, $0.early.count, $0.ended.count) }
+    }
+}
+
+/// What `Automaton.trace(with:options:context:)` returns: it holds the recorder until tracing stops
+/// (the disposal, or the automaton's termination), then nothing, so that a disposable kept after the
+/// termination keeps neither the tracer nor the context.
+@usableFromInline
+final class AutomatonTracingDisposable<T: Tracer>: Disposable {
+    @usableFromInline
+    struct State {
+        @usableFromInline var isDisposed = false
+        /// Until tracing stops.
+        @usableFromInline var recorder: AutomatonTraceRecorder<T>?
+
+        @inlinable init() {}
+    }
+
+    @usableFromInline let state = _IntegrationLock(State())
+
+    @inlinable init() {}
+
+    /// Holds `recorder` until tracing stops.
+    @inlinable func hold(_ recorder: AutomatonTraceRecorder<T>) {
+        state.withLock { $0.recorder = recorder }
+    }
+
+    /// Tracing stopped: lets go of the recorder, after the lock (its release may be the last, and
+    /// release the user's tracer and context).
+    @inlinable func letGo() {
+        let recorder = state.withLock { state -> AutomatonTraceRecorder<T>? in
+            defer { state.recorder = nil }
+            return state.recorder
+        }
+        _ = recorder
+    }
+
+    @inlinable var isDisposed: Bool {
+        state.withLock { $0.isDisposed }
+    }
+
+    /// Stops tracing (see `trace(with:options:context:)`), once; nothing after the termination.
+    @inlinable func dispose() {
+        let recorder = state.withLock { state -> AutomatonTraceRecorder<T>? in
+            guard !state.isDisposed else { return nil }
+            state.isDisposed = true
+            defer { state.recorder = nil }
+            return state.recorder
+        }
+        recorder?.detach()
     }
 }
 

@@ -39,7 +39,9 @@ extension Automaton {
     ///   the span. The tracer is never called with a lock held.
     /// - Termination: when the automaton terminates (released, or its input interrupted) every
     ///   effect is cancelled first, so every effect span is ended with its cause (`released` or
-    ///   `interrupted`); then tracing lets go of the tracer and of everything it kept.
+    ///   `interrupted`); then tracing lets go of the tracer, the context and everything it kept, even
+    ///   while the returned disposable is held. The same when the input completes and no effect is
+    ///   left running (`effectEvents` ends).
     /// - Disposal: once `dispose()` has returned, no span is started for an input processed
     ///   afterwards (one being traced on another thread at that moment may still finish), and every
     ///   effect span still open is ended at once with outcome `detached`: its effect runs on,
@@ -55,15 +57,15 @@ extension Automaton {
     ///   - context: the parent of every input span, read once, now: by default the task's current
     ///     context, if any. Pass `.topLevel` to make every input span the root of its own trace.
     /// - Returns: a disposable that stops tracing (see Disposal). It keeps the tracing alive, not the
-    ///   automaton; tracing runs until the termination even if it is discarded.
+    ///   automaton, and only until tracing stops: then it holds nothing (not the tracer, not the
+    ///   context). Tracing runs until the termination even if it is discarded.
     @inlinable @discardableResult
     public func trace(
         with tracer: some Tracer,
         options: AutomatonTraceOptions<State, Input> = .init(),
         context: ServiceContext = .current ?? .topLevel
     ) -> Disposable {
-        let recorder = makeTraceRecorder(tracer: tracer, options: options, context: context)
-        return AnyDisposable { recorder.detach() }
+        makeTraceRecorder(tracer: tracer, options: options, context: context).disposable
     }
 
     /// Traces this automaton with the tracer bootstrapped in `InstrumentationSystem` (a no-op tracer if

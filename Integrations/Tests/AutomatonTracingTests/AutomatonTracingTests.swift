@@ -249,6 +249,95 @@ struct AutomatonTracingTests {
         disposable.dispose()
     }
 
+    @Test(
+        "when tracing stops, the tracer and the parent context are let go of, though its disposable is held",
+        arguments: Stop.allCases)
+    func letsGoOfTracerWhileDisposableHeld(stop: Stop) {
+        let spans = InMemoryTracer()
+        let (input, sink) = Signal<Command, Never>.pipe()
+        let (gate, opener) = Signal<Command, Never>.pipe()
+        // `.load` starts an effect that sends `.loaded` and ends; `.fetch` one that runs until the gate
+        // completes.
+        var automaton: Automaton<Phase, Command>? = Automaton(
+            state: .idle, input: input,
+            mapping: { phase, command in
+                switch (phase, command) {
+                case (.idle, .load): (.loading, SignalProducer(values: [.loaded]))
+                case (.loading, .loaded): (.ready, .empty)
+                case (.ready, .fetch): (.ready, SignalProducer(gate))
+                default: nil
+                }
+            })
+        weak var tracer: ForwardingTracer?
+        weak var marker: Marker?
+        let disposable: Disposable
+        do {
+            let strongTracer = ForwardingTracer(spans)
+            let strongMarker = Marker()
+            tracer = strongTracer
+            marker = strongMarker
+            var context = ServiceContext.topLevel
+            context[MarkerKey.self] = strongMarker
+            disposable = automaton!.trace(with: strongTracer, context: context)
+        }
+        sink.send(value: .load)
+        sink.send(value: .fetch)
+        #expect(tracer != nil)
+        #expect(marker != nil)
+        switch stop {
+        case .released: automaton = nil
+        case .interrupted: sink.sendInterrupted()
+        case .completed:
+            opener.sendCompleted()
+            sink.sendCompleted()
+        case .disposed: disposable.dispose()
+        }
+        let last: String
+        switch stop {
+        case .released, .interrupted:
+            last =
+                "{automaton.effect.id=1, automaton.effect.outcome=\(stop)} "
+                + "events[started, cancelled{automaton.effect.cancellation=\(stop)}]"
+        case .completed: last = "{automaton.effect.id=1, automaton.effect.outcome=ended} events[started]"
+        case .disposed: last = "{automaton.effect.id=1, automaton.effect.outcome=detached} events[started]"
+        }
+        // Popped: the finished spans hold the context too.
+        #expect(
+            spans.popFinishedSpans().map(line) == [
+                "span-1 automaton.input parent=- {automaton.effect.id=0, automaton.from=idle, automaton.input=load, "
+                    + "automaton.outcome=success, automaton.to=loading}",
+                "span-2 automaton.effect parent=span-1 {automaton.effect.id=0, automaton.effect.outcome=ended} "
+                    + "events[started]",
+                "span-3 automaton.input parent=- {automaton.from=loading, automaton.input=loaded, "
+                    + "automaton.outcome=success, automaton.sender.effect.id=0, automaton.to=ready} "
+                    + "links[span-2{automaton.effect.id=0}]",
+                "span-4 automaton.input parent=- {automaton.effect.id=1, automaton.from=ready, automaton.input=fetch, "
+                    + "automaton.outcome=success, automaton.to=ready}",
+                "span-5 automaton.effect parent=span-4 " + last,
+            ])
+        #expect(spans.activeSpans.isEmpty)
+        #expect(tracer == nil)
+        #expect(marker == nil)
+        #expect(disposable.isDisposed == (stop == .disposed))
+        // Disposing after the stop does nothing.
+        disposable.dispose()
+        automaton?.send(.fetch)
+        #expect(spans.finishedSpans.isEmpty)
+        // Tracing an automaton that has terminated keeps nothing either.
+        if stop == .interrupted || stop == .completed, let automaton {
+            weak var late: ForwardingTracer?
+            let lateDisposable: Disposable
+            do {
+                let strongTracer = ForwardingTracer(spans)
+                late = strongTracer
+                lateDisposable = automaton.trace(with: strongTracer, context: .topLevel)
+            }
+            #expect(late == nil)
+            withExtendedLifetime(lateDisposable) {}
+        }
+        withExtendedLifetime((automaton, sink, opener)) {}
+    }
+
     @Test("spans that do not record: nothing rendered, effects still tracked until their end")
     func nonRecordingSpans() {
         let rendered = Counter()
@@ -443,6 +532,54 @@ struct AutomatonTracingTests {
         #expect(recorder.tableSize.ended == 2 * perThread)
         recorder.detach()
         #expect(recorder.tableSize == (0, 0, 0))
+    }
+}
+
+/// What stops tracing: the automaton's termination (released, its input interrupted, its input
+/// completed with no effect running), or the disposal.
+enum Stop: String, CaseIterable, Sendable {
+    case released, interrupted, completed, disposed
+}
+
+/// Kept by a parent context: a weak reference to it tells when tracing let go of the context.
+private final class Marker: Sendable {}
+
+private enum MarkerKey: ServiceContextKey {
+    typealias Value = Marker
+}
+
+/// A tracer object, for a weak reference to tell when tracing let go of it: it starts its spans with
+/// an `InMemoryTracer` the test keeps.
+private final class ForwardingTracer: Tracer {
+    let base: InMemoryTracer
+
+    init(_ base: InMemoryTracer) {
+        self.base = base
+    }
+
+    func startSpan<Instant: TracerInstant>(
+        _ operationName: String, context: @autoclosure () -> ServiceContext, ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
+    ) -> InMemorySpan {
+        base.startSpan(
+            operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID,
+            line: line)
+    }
+
+    func forceFlush() {
+        base.forceFlush()
+    }
+
+    func extract<Carrier, Extract: Extractor>(
+        _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
+    ) where Extract.Carrier == Carrier {
+        base.extract(carrier, into: &context, using: extractor)
+    }
+
+    func inject<Carrier, Inject: Injector>(
+        _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject
+    ) where Inject.Carrier == Carrier {
+        base.inject(context, into: &carrier, using: injector)
     }
 }
 
