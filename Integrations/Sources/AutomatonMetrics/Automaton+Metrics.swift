@@ -36,8 +36,10 @@ extension Automaton {
     ///   events on the thread that sends them (see `effectEvents`), one at a time. `inputCase` is
     ///   called on the processing thread, once per reply.
     /// - Termination: when the automaton is released or its input interrupted, the last effect
-    ///   events are recorded, then nothing more; the automaton lets go of the metrics, the factory and
-    ///   `inputCase` then. Recording does not keep the automaton alive.
+    ///   events are recorded, then nothing more; the automaton and the returned disposable let go of
+    ///   the metrics, the factory and `inputCase` then, even if the disposable is still held (the
+    ///   same when the input completes and no effect is left running). Recording does not keep the
+    ///   automaton alive.
     /// - Disposal: once `dispose()` has returned, no reply of an input whose processing starts
     ///   afterwards is counted, no effect event is recorded, and the meter has been decremented by the
     ///   effects still counted; a reply or an effect event already being recorded on another thread
@@ -50,7 +52,7 @@ extension Automaton {
     ///     default) for no `input` dimension. Keep its values few: each is a time series per outcome.
     ///   - recordProcessingTime: Whether to record each input's processing time in a timer.
     ///   - factory: The metrics backend; by default the one `MetricsSystem` was bootstrapped with.
-    /// - Returns: A disposable that stops the recording.
+    /// - Returns: A disposable that stops the recording. It holds nothing once recording has stopped.
     @discardableResult
     public func recordMetrics(
         label: String = "automaton",
@@ -61,27 +63,92 @@ extension Automaton {
     ) -> Disposable {
         let recorder = AutomatonMetricsRecorder<Input>(
             label: label, dimensions: dimensions, inputCase: inputCase, factory: factory)
-        let recording = CompositeDisposable()
-        recording += effectEvents.observe { event in
-            switch event {
-            case let .value(effectEvent): recorder.record(effectEvent)
-            case .completed, .interrupted: recorder.stop()
-            }
-        }
+        let recording = AutomatonMetricsRecording(recorder)
+        recording.keep(
+            effectEvents.observe { event in
+                switch event {
+                case let .value(effectEvent): recorder.record(effectEvent)
+                case .completed, .interrupted: recording.stop()
+                }
+            })
         if recordProcessingTime {
             let timer = Timer(label: label + ".processing.duration", dimensions: dimensions, factory: factory)
-            recording += observeProcessing { record in
-                recorder.recordReply(isSuccess: record.reply.isSuccess, input: record.reply.input)
-                let (seconds, attoseconds) = record.duration.components
-                timer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-            }
+            recording.keep(
+                observeProcessing { record in
+                    recorder.recordReply(isSuccess: record.reply.isSuccess, input: record.reply.input)
+                    let (seconds, attoseconds) = record.duration.components
+                    timer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+                })
         } else {
-            recording += replies.observeValues { reply in
-                recorder.recordReply(isSuccess: reply.isSuccess, input: reply.input)
-            }
+            recording.keep(
+                replies.observeValues { reply in
+                    recorder.recordReply(isSuccess: reply.isSuccess, input: reply.input)
+                })
         }
-        recording += { recorder.stop() }
         return recording
+    }
+}
+
+/// What `recordMetrics` returns: it holds the recorder and the observations until recording stops
+/// (the disposal, or the end of `effectEvents`: the automaton's termination), then nothing, so that a
+/// disposable kept after the termination keeps neither the factory, the metrics nor `inputCase`.
+final class AutomatonMetricsRecording<Input: Sendable>: Disposable {
+    private struct State {
+        var isDisposed = false
+        /// Set when recording stops: an observation kept afterwards is disposed at once.
+        var isStopped = false
+        var recorder: AutomatonMetricsRecorder<Input>?
+        var observations: [Disposable] = []
+
+        /// Stops, and hands over what was held, to be let go of after the lock.
+        mutating func stop() -> (AutomatonMetricsRecorder<Input>?, [Disposable]) {
+            isStopped = true
+            defer {
+                recorder = nil
+                observations = []
+            }
+            return (recorder, observations)
+        }
+    }
+
+    private let state: _IntegrationLock<State>
+
+    init(_ recorder: AutomatonMetricsRecorder<Input>) {
+        state = _IntegrationLock(State(recorder: recorder))
+    }
+
+    /// Keeps `observation` for the disposal, or disposes it at once if recording has stopped (the
+    /// automaton had terminated).
+    func keep(_ observation: Disposable) {
+        let isKept = state.withLock { state in
+            guard !state.isStopped else { return false }
+            state.observations.append(observation)
+            return true
+        }
+        if !isKept { observation.dispose() }
+    }
+
+    var isDisposed: Bool {
+        state.withLock { $0.isDisposed }
+    }
+
+    /// Stops the recording (see `recordMetrics`), once; nothing after the termination.
+    func dispose() {
+        let (recorder, observations) = state.withLock { state -> (AutomatonMetricsRecorder<Input>?, [Disposable]) in
+            guard !state.isDisposed else { return (nil, []) }
+            state.isDisposed = true
+            return state.stop()
+        }
+        for observation in observations { observation.dispose() }
+        recorder?.stop()
+    }
+
+    /// `effectEvents` ended: takes the effects still counted off the meter (none: every effect has
+    /// ended or been cancelled), and lets go of the recorder and the observations, after the lock.
+    func stop() {
+        let (recorder, observations) = state.withLock { $0.stop() }
+        recorder?.stop()
+        _ = observations
     }
 }
 

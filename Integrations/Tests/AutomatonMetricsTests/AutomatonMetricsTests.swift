@@ -15,9 +15,9 @@ enum Command: Sendable, Equatable {
 
 /// A connection: `connect` starts an effect that runs until cancelled; `disconnect` replaces it
 /// (`.latest`) with one that sends `closed` at once and ends.
-func makeConnection() -> Automaton<Phase, Command> {
+func makeConnection(input: Signal<Command, Never>? = nil) -> Automaton<Phase, Command> {
     Automaton(
-        state: .idle, strategy: .latest,
+        state: .idle, input: input, strategy: .latest,
         table: [
             .connect | .idle => .connecting | .never,
             .disconnect | .connecting => .closing | SignalProducer(value: .closed),
@@ -27,6 +27,62 @@ func makeConnection() -> Automaton<Phase, Command> {
 
 /// Keeps nothing but tells, through a weak reference, when whatever held it let go of it.
 final class Token: Sendable {}
+
+/// What stops the recording: the automaton's termination (released, its input interrupted, its
+/// input completed with no effect running), or the disposal.
+enum Stop: String, CaseIterable, Sendable {
+    case released, interrupted, completed, disposed
+}
+
+/// A metrics factory, for a weak reference to tell when recording let go of it: it makes its
+/// metrics with a `TestMetrics` the test keeps.
+final class ForwardingFactory: MetricsFactory {
+    let base: TestMetrics
+
+    init(_ base: TestMetrics) {
+        self.base = base
+    }
+
+    func makeCounter(label: String, dimensions: [(String, String)]) -> CounterHandler {
+        base.makeCounter(label: label, dimensions: dimensions)
+    }
+
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> FloatingPointCounterHandler {
+        base.makeFloatingPointCounter(label: label, dimensions: dimensions)
+    }
+
+    func makeMeter(label: String, dimensions: [(String, String)]) -> MeterHandler {
+        base.makeMeter(label: label, dimensions: dimensions)
+    }
+
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> RecorderHandler {
+        base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
+    }
+
+    func makeTimer(label: String, dimensions: [(String, String)]) -> TimerHandler {
+        base.makeTimer(label: label, dimensions: dimensions)
+    }
+
+    func destroyCounter(_ handler: CounterHandler) {
+        base.destroyCounter(handler)
+    }
+
+    func destroyFloatingPointCounter(_ handler: FloatingPointCounterHandler) {
+        base.destroyFloatingPointCounter(handler)
+    }
+
+    func destroyMeter(_ handler: MeterHandler) {
+        base.destroyMeter(handler)
+    }
+
+    func destroyRecorder(_ handler: RecorderHandler) {
+        base.destroyRecorder(handler)
+    }
+
+    func destroyTimer(_ handler: TimerHandler) {
+        base.destroyTimer(handler)
+    }
+}
 
 @Suite("Automaton.recordMetrics(label:dimensions:inputCase:recordProcessingTime:factory:)")
 struct AutomatonMetricsTests {
@@ -146,6 +202,76 @@ struct AutomatonMetricsTests {
         #expect(try metrics.expectCounter("conn.effects", [("event", "cancelled")]).totalValue == 1)
         #expect(
             try metrics.expectCounter("conn.replies", [("outcome", "success"), ("input", "any")]).totalValue == 1)
+    }
+
+    @Test(
+        "when recording stops, the factory, the metrics and inputCase are let go of, though the disposable is held",
+        arguments: Stop.allCases)
+    func letsGoOfFactoryWhileDisposableHeld(stop: Stop) throws {
+        let metrics = TestMetrics()
+        let (input, sink) = Signal<Command, Never>.pipe()
+        var automaton: Automaton<Phase, Command>? = makeConnection(input: input)
+        weak var factory: ForwardingFactory?
+        weak var token: Token?
+        let recording: Disposable
+        do {
+            let strongFactory = ForwardingFactory(metrics)
+            let strongToken = Token()
+            factory = strongFactory
+            token = strongToken
+            recording = automaton!.recordMetrics(
+                label: "conn", inputCase: { _ in withExtendedLifetime(strongToken) { "any" } },
+                recordProcessingTime: true, factory: strongFactory)
+        }
+        sink.send(value: .connect)  // effect 0 starts, and runs until cancelled
+        #expect(factory != nil)
+        #expect(token != nil)
+        switch stop {
+        case .released: automaton = nil
+        case .interrupted: sink.sendInterrupted()
+        case .completed:
+            sink.send(value: .disconnect)  // effect 0 replaced; effect 1 sends closed and ends
+            sink.sendCompleted()
+        case .disposed: recording.dispose()
+        }
+        #expect(factory == nil)
+        #expect(token == nil)
+        #expect(recording.isDisposed == (stop == .disposed))
+        // Disposing after the stop does nothing.
+        recording.dispose()
+        automaton?.send(.connect)
+
+        let replies = stop == .completed ? 3 : 1
+        let effects: [Int64] =
+            switch stop {
+            case .released, .interrupted: [1, 0, 1]
+            case .completed: [2, 1, 1]
+            case .disposed: [1, 0, 0]
+            }
+        let running: [Double] = stop == .completed ? [1, 0, 1, 0] : [1, 0]
+        #expect(try metrics.expectMeter("conn.effects.running").values == running)
+        #expect(
+            try ["started", "ended", "cancelled"].map {
+                try metrics.expectCounter("conn.effects", [("event", $0)]).totalValue
+            } == effects)
+        #expect(
+            metrics.counters(label: "conn.replies").map { counter in
+                counter.dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ",") + " \(counter.totalValue)"
+            } == ["outcome=success,input=any \(replies)"])
+        #expect(try metrics.expectTimer("conn.processing.duration").values.count == replies)
+        // Recording an automaton that has terminated keeps nothing either.
+        if stop == .interrupted || stop == .completed, let automaton {
+            weak var late: ForwardingFactory?
+            let lateRecording: Disposable
+            do {
+                let strongFactory = ForwardingFactory(TestMetrics())
+                late = strongFactory
+                lateRecording = automaton.recordMetrics(label: "late", factory: strongFactory)
+            }
+            #expect(late == nil)
+            withExtendedLifetime(lateRecording) {}
+        }
+        withExtendedLifetime((automaton, sink)) {}
     }
 
     @Test("4 threads × 500 inputs each: counters exact, timer values exact")
