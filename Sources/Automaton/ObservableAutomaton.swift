@@ -120,6 +120,28 @@ public final class ObservableAutomaton<State: Sendable, Input: Sendable> {
         automaton.send(input)
     }
 
+    /// Sends `input` to the automaton and returns the reply to **this** input (see
+    /// `Automaton.ask(_:)` for its order, its errors and cancellation): for a screen that shows
+    /// "saving…" until its own input is answered.
+    ///
+    /// When it returns, the model has applied that reply (``state`` and ``lastReply`` show it, or a
+    /// later one): the reply's main-actor delivery is queued before the asking task is resumed on the
+    /// main actor, and the main actor runs them in order.
+    ///
+    /// ```swift
+    /// Button("Pay") {
+    ///     Task {
+    ///         isSaving = true
+    ///         let reply = try? await model.ask(.pay)
+    ///         isSaving = false
+    ///         if reply?.isSuccess == false { showRefusal = true }
+    ///     }
+    /// }
+    /// ```
+    public func ask(_ input: Input) async throws(AskError) -> Reply<State, Input> {
+        try await automaton.ask(input)
+    }
+
     /// Applies one event of `replies`: one reply's state and reply in one step, or the end.
     private func apply(_ event: Event<Reply<State, Input>, Never>) {
         switch event {

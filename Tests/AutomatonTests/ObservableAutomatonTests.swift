@@ -52,6 +52,26 @@ struct ObservableAutomatonTests {
     }
 
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+    @Test("ask returns the reply to its input once the model has applied it, for each of a sequence")
+    func askReturnsAppliedReply() async throws {
+        let model = makeLoginMachine(loginOK: .empty, logoutOK: .empty).observable()
+        var seen: [Snapshot<State, Input>] = []
+        for input: Input in [.login, .logout, .loginOK, .logout, .logoutOK] {
+            let reply = try await model.ask(input)
+            #expect(model.lastReply == reply)
+            seen.append(Snapshot(state: model.state, lastReply: reply))
+        }
+        #expect(
+            seen == [
+                Snapshot(state: .loggingIn, lastReply: .success(.login, .loggedOut, .loggingIn)),
+                Snapshot(state: .loggingIn, lastReply: .failure(.logout, .loggingIn)),
+                Snapshot(state: .loggedIn, lastReply: .success(.loginOK, .loggingIn, .loggedIn)),
+                Snapshot(state: .loggingOut, lastReply: .success(.logout, .loggedIn, .loggingOut)),
+                Snapshot(state: .loggedOut, lastReply: .success(.logoutOK, .loggingOut, .loggedOut)),
+            ])
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test("two transitions applied in one main-actor job fire a one-shot tracking once")
     func batchFiresOnce() async {
         let model = makeLoginMachine(loginOK: .empty, logoutOK: .empty).observable()
