@@ -19,6 +19,9 @@ public enum AskError: Error, Sendable, Hashable, CustomStringConvertible {
     /// queued when `ask` was called and is processed in its turn, its reply sent on `replies` as
     /// usual; only the wait ended.
     case cancelled
+    /// The reply did not come within the timeout of `ask(_:timeout:clock:)`. As for `.cancelled`, the
+    /// input is not withdrawn: it is processed in its turn, its reply sent on `replies`.
+    case timedOut
 
     /// One line for logs, e.g. `not answered: automaton released`.
     public var description: String {
@@ -27,6 +30,7 @@ public enum AskError: Error, Sendable, Hashable, CustomStringConvertible {
         case .interrupted: return "not answered: the automaton's input was interrupted"
         case .released: return "not answered: automaton released"
         case .cancelled: return "not answered: the waiting task was cancelled"
+        case .timedOut: return "not answered in time"
         }
     }
 }

@@ -36,10 +36,36 @@ extension Automaton {
         let waiter = ReplyWaiter<State, Input>()
         engine.ask(input, waiter: waiter)
         if let answer = waiter.takeAnswer() { return try answer.get() }
-        let answer = await withTaskCancellationHandler {
-            await withUnsafeContinuation { continuation in waiter.suspend(continuation) }
-        } onCancel: {
-            waiter.cancel()
+        return try await waiter.wait().get()
+    }
+
+    /// ``ask(_:)`` with a bound on the wait: throws `AskError.timedOut` if the reply has not come
+    /// within `timeout` on `clock`. The input is not withdrawn: it is processed in its turn, its
+    /// reply sent on `replies`; only the wait ends. Cancelling the task ends the wait as in
+    /// ``ask(_:)``.
+    ///
+    /// ```swift
+    /// let reply = try await order.ask(.checkout, timeout: .seconds(2))
+    /// ```
+    ///
+    /// An input processed at once (nothing else was being processed) is answered without starting
+    /// the timer; otherwise the wait runs a child task that sleeps on `clock` (pass a `TestClock` to
+    /// test a time-out on virtual time).
+    public func ask<C: Clock>(
+        _ input: Input, timeout: C.Duration, clock: C = ContinuousClock()
+    ) async throws(AskError) -> Reply<State, Input> where C.Duration == Duration {
+        let waiter = ReplyWaiter<State, Input>()
+        engine.ask(input, waiter: waiter)
+        if let answer = waiter.takeAnswer() { return try answer.get() }
+        let answer = await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // Cancelled (the answer came first), `sleep` throws and the waiter is left alone.
+                guard (try? await clock.sleep(for: timeout)) != nil else { return }
+                waiter.stopWaiting(with: .timedOut)
+            }
+            let answer = await waiter.wait()
+            group.cancelAll()
+            return answer
         }
         return try answer.get()
     }

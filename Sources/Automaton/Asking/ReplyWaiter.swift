@@ -25,8 +25,9 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
         case suspended(UnsafeContinuation<Answer, Never>)
         /// The callback form: called with the answer.
         case handler(@Sendable (Answer) -> Void)
-        /// The task was cancelled before the answer came: an answer is dropped.
-        case cancelled
+        /// The task stopped waiting before the answer came (cancelled, or timed out: the error it got):
+        /// an answer is dropped.
+        case cancelled(AskError)
         /// Answered and handed over (or cancelled and resumed): nothing more happens.
         case done
     }
@@ -104,9 +105,9 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
             case let .answered(answer):
                 phase = .done
                 return answer
-            case .cancelled:
+            case let .cancelled(error):
                 // Stays cancelled: the engine's answer, still to come, is then dropped.
-                return .failure(.cancelled)
+                return .failure(error)
             case .suspended, .handler, .done:
                 preconditionFailure("Internal inconsistency: a reply waiter suspended in phase \(phase)")
             }
@@ -114,22 +115,33 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
         if let resumeWith { continuation.resume(returning: resumeWith) }
     }
 
-    /// The task was cancelled: it stops waiting (resumed with `.cancelled` if suspended). An answer
-    /// that came already wins.
+    /// Waits for the answer, suspending the task; a cancellation of the task ends the wait with
+    /// `.cancelled`.
     @inlinable
-    func cancel() {
+    func wait() async -> Answer {
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { continuation in suspend(continuation) }
+        } onCancel: {
+            stopWaiting(with: .cancelled)
+        }
+    }
+
+    /// The task stops waiting (it was cancelled, or its time ran out): resumed with `error` if
+    /// suspended, or when it suspends. An answer that came already wins.
+    @inlinable
+    func stopWaiting(with error: AskError) {
         let resume = phase.withCriticalRegion { phase -> UnsafeContinuation<Answer, Never>? in
             switch phase {
             case .waiting:
-                phase = .cancelled
+                phase = .cancelled(error)
                 return nil
             case let .suspended(continuation):
-                phase = .cancelled
+                phase = .cancelled(error)
                 return continuation
             case .answered, .handler, .cancelled, .done:
                 return nil
             }
         }
-        resume?.resume(returning: .failure(.cancelled))
+        resume?.resume(returning: .failure(error))
     }
 }

@@ -236,6 +236,62 @@ struct AskTests {
         #expect(replies.values == [.value(.success(.add(5), 0, 5))])
     }
 
+    @Test("ask with a timeout: .timedOut on virtual time while the input waits; the input is still processed")
+    func timeoutOnVirtualTime() async throws {
+        let automaton = makeTally()
+        let scheduler = TestScheduler()
+        let clock = scheduler.clock
+        let inObserver = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        let secondProcessed = DispatchSemaphore(value: 0)
+        let replies = automaton.replies.record()
+        automaton.replies.observeValues { reply in
+            guard reply.input == .add(1) else {
+                secondProcessed.signal()
+                return
+            }
+            inObserver.signal()
+            proceed.wait()
+        }
+        Thread { automaton.send(.add(1)) }.start()
+        #expect(await AskWatchdog.signalled(inObserver))
+        let waiting = Task { try await automaton.ask(.add(2), timeout: .seconds(2), clock: clock) }
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(1))
+        await clock.advance(by: .seconds(1))
+        await #expect(throws: AskError.timedOut) { try await waiting.value }
+        #expect(scheduler.pendingActionCount == 0)
+        proceed.signal()
+        #expect(await AskWatchdog.signalled(secondProcessed))
+        #expect(replies.values == [.value(.success(.add(1), 0, 1)), .value(.success(.add(2), 1, 3))])
+    }
+
+    @Test("ask with a timeout returns the reply that comes in time, and leaves no timer behind")
+    func replyWithinTimeout() async throws {
+        let automaton = makeTally()
+        let scheduler = TestScheduler()
+        // Processed at once: answered without a timer.
+        #expect(
+            try await automaton.ask(.add(1), timeout: .seconds(2), clock: scheduler.clock) == .success(.add(1), 0, 1))
+        #expect(scheduler.pendingActionCount == 0)
+        // Queued behind a held input: answered once it is let go of, before the deadline.
+        let inObserver = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        automaton.replies.observeValues { reply in
+            guard reply.input == .add(10) else { return }
+            inObserver.signal()
+            proceed.wait()
+        }
+        Thread { automaton.send(.add(10)) }.start()
+        #expect(await AskWatchdog.signalled(inObserver))
+        let waiting = Task { try await automaton.ask(.add(100), timeout: .seconds(2), clock: scheduler.clock) }
+        await scheduler.clock.waitForSleepers(1)
+        proceed.signal()
+        #expect(try await waiting.value == .success(.add(100), 11, 111))
+        // The timer's task was cancelled, and its wake-up removed from the scheduler.
+        #expect(scheduler.pendingActionCount == 0)
+    }
+
     @Test("InputProcessing numbers every processed input from 1, effects' inputs and failures included")
     func inputNumbers() {
         let automaton = makeTally()
