@@ -1,7 +1,9 @@
 // A server-shaped program: 300 login sessions (connecting → authenticating → active → closed), driven
-// by 4 threads, their effects simulating I/O on a few queues. Each session logs through swift-log (JSON
-// lines; the first 12 are printed, the rest counted), records metrics into an in-process backend and
-// traces to swift-distributed-tracing's in-memory tracer; a summary follows. Run it with `swift run --package-path Integrations session-server`.
+// by 4 concurrent request handlers that each await the reply to their own input (`ask`), their
+// effects simulating I/O on a few queues. Each session logs through swift-log (JSON lines; the first
+// 12 are printed, the rest counted), records metrics into an in-process backend and traces to
+// swift-distributed-tracing's in-memory tracer; a summary follows. Run it with
+// `swift run --package-path Integrations session-server`.
 
 import Automaton
 import AutomatonLogging
@@ -46,23 +48,64 @@ let started = ContinuousClock.now
 let io = (0..<4).map { QueueScheduler(label: "io-\($0)") }
 var sessions = (0..<sessionCount).map { openSession(id: $0, io: io[$0 % io.count]) }
 
-// Each worker thread serves every 4th session: connects them, sends a few rounds of requests (the
-// first ones race the credential check: some are refused), then closes them (cancelling the
-// requests still being served).
-DispatchQueue.concurrentPerform(iterations: workerCount) { [sessions] worker in
-    let mine = stride(from: worker, to: sessions.count, by: workerCount).map { sessions[$0] }
-    for session in mine { session.send(.connected) }
-    for _ in 0..<requestRounds {
-        Thread.sleep(forTimeInterval: 0.002)
-        for session in mine { session.send(.request) }
+/// What the request handlers answered: each asks its input and answers with the reply to it, as an
+/// HTTP handler would (200 for a success, 409 for a refusal), or names why it got none.
+struct Answers: Sendable {
+    var accepted = 0
+    var refused = 0
+    var unanswered: [String] = []
+
+    mutating func count(_ outcome: Result<Reply<SessionState, SessionInput>, AskError>) {
+        switch outcome {
+        case let .success(reply): if reply.isSuccess { accepted += 1 } else { refused += 1 }
+        case let .failure(error): unanswered.append("\(error)")
+        }
     }
-    for session in mine { session.send(.close) }
+
+    static func + (lhs: Answers, rhs: Answers) -> Answers {
+        Answers(
+            accepted: lhs.accepted + rhs.accepted, refused: lhs.refused + rhs.refused,
+            unanswered: lhs.unanswered + rhs.unanswered)
+    }
 }
+
+/// Each of `workerCount` concurrent handlers serves every 4th session: connects them, sends a few
+/// rounds of requests (the first ones race the credential check: some are refused), then closes
+/// them (cancelling the requests still being served). Each input is asked, with a time-out, and
+/// answered with its own reply, whatever the other handlers send at the same time.
+func serve(_ sessions: [Automaton<SessionState, SessionInput>]) async -> Answers {
+    await withTaskGroup(of: Answers.self) { group in
+        for worker in 0..<workerCount {
+            group.addTask {
+                let mine = stride(from: worker, to: sessions.count, by: workerCount).map { sessions[$0] }
+                var answers = Answers()
+                func ask(_ session: Automaton<SessionState, SessionInput>, _ input: SessionInput) async {
+                    do {
+                        answers.count(.success(try await session.ask(input, timeout: .seconds(5))))
+                    } catch {
+                        answers.count(.failure(error))
+                    }
+                }
+                for session in mine { await ask(session, .connected) }
+                for _ in 0..<requestRounds {
+                    try? await Task.sleep(for: .milliseconds(2))
+                    for session in mine { await ask(session, .request) }
+                }
+                for session in mine { await ask(session, .close) }
+                return answers
+            }
+        }
+        return await group.reduce(Answers(), +)
+    }
+}
+
+let answers = await serve(sessions)
+let asked = sessionCount * (requestRounds + 2)
 
 // Every effect was cancelled by `close`, or had ended; wait for the stragglers still on the I/O queues.
 let deadline = ContinuousClock.now + .seconds(5)
 while sessions.contains(where: { $0.runningEffectCount > 0 }) && ContinuousClock.now < deadline {
-    Thread.sleep(forTimeInterval: 0.001)
+    try await Task.sleep(for: .milliseconds(1))
 }
 let closed = sessions.filter { $0.state.value == .closed }.count
 sessions = []  // releases the sessions: their logging and metrics stop
@@ -87,7 +130,10 @@ func percentile(_ fraction: Double) -> String {
 
 print("")
 print("--- session-server summary (\(elapsed.formatted(.units(allowed: [.milliseconds])))) ---")
-print("sessions: \(sessionCount) on \(workerCount) threads, \(closed) closed at the end")
+print("sessions: \(sessionCount) served by \(workerCount) concurrent handlers, \(closed) closed at the end")
+print(
+    "asked: \(asked) inputs, each answered with its own reply: \(answers.accepted) accepted (200), "
+        + "\(answers.refused) refused (409), \(answers.unanswered.count) unanswered")
 let levels = [Logger.Level.info, .warning, .debug].map { "\($0) \(logs.byLevel[$0, default: 0])" }
 print("log records: \(records) (\(levels.joined(separator: ", "))); \(logs.printed) printed")
 print(
@@ -125,5 +171,13 @@ let consistent =
         span.links.allSatisfy { effectSpanIDs.contains($0.context.inMemorySpanContext?.spanID ?? "") }
     }
     && tracer.activeSpans.isEmpty
+    && answers.accepted + answers.refused == asked && answers.unanswered.isEmpty
+    // The handlers' answers are the replies to their own inputs: as many accepted as the metrics counted
+    // successes of the inputs they sent, as many refused as failures (only they send inputs that fail).
+    && Int64(answers.accepted)
+        == total("session.replies{outcome=success,input=connected")
+        + total("session.replies{outcome=success,input=request")
+        + total("session.replies{outcome=success,input=close")
+    && Int64(answers.refused) == failures
 print(consistent ? "check: consistent" : "check: INCONSISTENT")
 exit(consistent ? 0 : 1)
