@@ -9,10 +9,18 @@ extension AutomatonTester {
     /// An idle automaton processes the input on this thread, so the answer is recorded before `ask`
     /// returns; one that an effect keeps busy on another thread answers when it reaches the input.
     ///
+    /// With the order machine of the article "Request and reply on a server" (`makeShopOrder(pay:)`):
+    ///
     /// ```swift
-    /// let answer = tester.ask(.checkout)
-    /// answer.expect([.value(.success(.checkout, .cart, .paying)), .completed])
-    /// tester.expect([.success(.checkout, .cart, .paying), .started(by: .checkout)])
+    /// let tester = AutomatonTester(makeShopOrder(pay: .never))
+    /// tester.send(.add)
+    /// let checkout = tester.ask(.checkout)
+    /// checkout.expect([.value(.success(.checkout, .cart(items: 1), .paying)), .completed])
+    /// tester.expect([
+    ///     .success(.add, .cart(items: 0), .cart(items: 1)),
+    ///     .success(.checkout, .cart(items: 1), .paying),
+    ///     .started(by: .checkout),
+    /// ])
     /// ```
     public func ask(_ input: Input) -> TestRecorder<Reply<State, Input>, AskError> {
         let recorder = TestRecorder<Reply<State, Input>, AskError>(scheduler: scheduler)

@@ -29,11 +29,9 @@ struct AutomatonTesterAskTests {
     func testerAsk() {
         let scheduler = TestScheduler()
         let tester = AutomatonTester(makeOrder(scheduler: scheduler), scheduler: scheduler)
-        // DOCC-ASK-TESTER-BEGIN
         let checkout = tester.ask(.checkout)
         checkout.expect([.value(.success(.checkout, .cart, .paying)), .completed])
         tester.expect([.success(.checkout, .cart, .paying), .started(by: .checkout)])
-        // DOCC-ASK-TESTER-END
         let cancel = tester.ask(.cancel)
         cancel.expect([.value(.failure(.cancel, .paying)), .completed])
         tester.expect([.failure(.cancel, .paying)])

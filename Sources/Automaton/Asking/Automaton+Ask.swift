@@ -13,12 +13,17 @@ extension Automaton {
     /// The reply is matched by the engine to the queued input itself, never by comparing inputs: two
     /// callers that ask equal inputs at once each get the reply to their own.
     ///
-    /// - Order: the input takes its turn in the FIFO queue like any other (if another input is being
-    ///   processed, it waits behind it and behind everything queued before it; if none is, it is
-    ///   processed at once, on the calling thread, and `ask` returns without suspending). Its reply
+    /// The reply answers the **transition**, not the work it starts: a row that starts a slow effect
+    /// (a payment) is answered as soon as the state has changed; the effect's outcome comes later, as
+    /// another input. To wait for that outcome, watch `state` or `replies` for it.
+    ///
+    /// - Order: the input takes its turn in the FIFO queue like any other. If another input is being
+    ///   processed, it waits behind it and behind everything queued before it, and the caller
+    ///   suspends until its reply. If none is, it is processed at once, on the calling thread, which
+    ///   then goes on processing as `send` does (it starts the transition's effect and processes the
+    ///   inputs queued meanwhile) before `ask` returns, without suspending. Either way its reply
     ///   reaches every `replies` observer and every processing observer (`observeProcessing(_:)`)
-    ///   first; then the caller gets it, before the transition's effect starts. Inputs that effects or
-    ///   observers send meanwhile are queued as usual and do not delay the answer beyond their turn.
+    ///   first, and the answer is given before the transition's effect starts.
     /// - Termination: an input the automaton never processes is an `AskError`, never a hang:
     ///   `.inputCompleted` if the input signal had completed when it was asked (not queued; inputs
     ///   queued before the completion are still processed and answered), `.interrupted` if the input
@@ -27,9 +32,8 @@ extension Automaton {
     /// - Cancellation: the input is sent when `ask` is called, even from a task already cancelled, and
     ///   is never withdrawn; cancelling the waiting task ends only the wait: `ask` throws
     ///   `AskError.cancelled` at once (unless the reply came first, which is then returned), and the
-    ///   input is still processed in its turn, its reply sent on `replies`. To bound the wait, race it
-    ///   against a timer in a task group and cancel it (see "Request and reply on a server" in the
-    ///   docs).
+    ///   input is still processed in its turn, its reply sent on `replies`. To bound the wait, use
+    ///   ``ask(_:timeout:clock:)``.
     /// - Threads: call it from any task or thread. It costs a plain `send` plus one allocation, and a
     ///   suspension only if the input had to wait (`Benchmarks/callgrind "W2 Automaton, asked"`).
     public func ask(_ input: Input) async throws(AskError) -> Reply<State, Input> {
@@ -48,9 +52,11 @@ extension Automaton {
     /// let reply = try await order.ask(.checkout, timeout: .seconds(2))
     /// ```
     ///
-    /// An input processed at once (nothing else was being processed) is answered without starting
-    /// the timer; otherwise the wait runs a child task that sleeps on `clock` (pass a `TestClock` to
-    /// test a time-out on virtual time).
+    /// The time-out bounds the wait for the input's **turn**: an input processed at once (nothing
+    /// else was being processed) is answered without starting the timer, however slow the effect its
+    /// row starts (see ``ask(_:)``: the reply answers the transition). Otherwise the wait runs a child
+    /// task that sleeps on `clock`: pass a `TestScheduler`'s `clock` to test a time-out on virtual
+    /// time.
     public func ask<C: Clock>(
         _ input: Input, timeout: C.Duration, clock: C = ContinuousClock()
     ) async throws(AskError) -> Reply<State, Input> where C.Duration == Duration {
@@ -72,7 +78,8 @@ extension Automaton {
 
     /// Sends an outside input, exactly as `send(_:)` does, and calls `onReply` once with the
     /// automaton's reply to **this** input, or with why it was not processed: the form of ``ask(_:)``
-    /// for code outside Swift concurrency.
+    /// for code outside Swift concurrency. A refused input is `.success(.failure(input, state))`: the
+    /// ask succeeded, and the machine's reply is a refusal.
     ///
     /// - Threads and order: `onReply` is called exactly once, with no lock held: on the thread that
     ///   processes the input, after every `replies` observer and processing observer has heard the

@@ -1,4 +1,5 @@
 import Automaton
+import AutomatonTesting
 import Dispatch
 import Foundation
 import Signals
@@ -65,6 +66,22 @@ struct RequestAndReplyArticleTests {
         #expect(await checkout(order) == Response(status: 200, body: "paying"))
         #expect(await checkout(order) == Response(status: 409, body: "cannot check out: paying"))
         // DOCC-REQUEST-REPLY-USE-END
+    }
+
+    @Test("the tester asserts the answer to an asked input, and the reply among its steps")
+    func testerAsk() {
+        // DOCC-REQUEST-REPLY-TESTER-BEGIN
+        let tester = AutomatonTester(makeShopOrder(pay: .never))
+        tester.send(.add)
+        let checkout = tester.ask(.checkout)
+        checkout.expect([.value(.success(.checkout, .cart(items: 1), .paying)), .completed])
+        tester.expect([
+            .success(.add, .cart(items: 0), .cart(items: 1)),
+            .success(.checkout, .cart(items: 1), .paying),
+            .started(by: .checkout),
+        ])
+        // DOCC-REQUEST-REPLY-TESTER-END
+        tester.finish(skipRunningEffects: true)
     }
 
     @Test("100 concurrent checkouts of 10 orders from 4 threads: one 200 per order, every other a 409 naming paying")
