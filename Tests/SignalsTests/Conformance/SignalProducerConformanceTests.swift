@@ -133,16 +133,43 @@ struct SignalProducerConformanceTests {
         #expect(producer.log.entries == [])
     }
 
-    @Test(
-        "SignalProducerSpec: startWithSignal should dispose of added disposables upon completion and error",
-        arguments: [Event<Int, TestError>.completed, .failed(.boom)])
-    func startWithSignalTermination(terminal: Event<Int, TestError>) {
-        let producer = LoggingProducer()
+    /// The spec's two startWithSignal cases "should dispose of added disposables upon completion / upon
+    /// error": the start handler adds a disposable to its lifetime and hands its observer out, the run is
+    /// started with `start()`, whose interrupt handle nobody keeps, and the observer is sent `terminal`.
+    /// Releasing the handle is not disposing it: it only lets go of its reference to the input observer,
+    /// which the test still holds, so the run goes on until `terminal`, which disposes the added
+    /// disposable. We also check that the handle was freed, and that a value sent after that arrives.
+    private func startWithSignalDisposesAddedDisposables(upon terminal: Event<Int, TestError>) {
+        let addedDisposable = AnyDisposable()
+        let input = LockedTestValue<Observer<Int, TestError>?>(nil)
+        let producer = SignalProducer<Int, TestError> { incomingObserver, lifetime in
+            lifetime += addedDisposable
+            input.withValue { $0 = incomingObserver }
+        }
         let recorder = EventRecorder<Int, TestError>()
-        producer.producer.startWithSignal { signal, _ in signal.observe(recorder.observer) }
-        producer.observer.send(terminal)
-        #expect(recorder.events == [terminal])
-        #expect(producer.log.entries == ["start", "ended"])
+        let handle = WeakBox<AnyObject>()
+        do {
+            let interruptHandle = producer.start(recorder.observer)
+            handle.object = interruptHandle
+        }
+        #expect(handle.object == nil, "the interrupt handle was released, not disposed")
+        #expect(!addedDisposable.isDisposed)
+        input.value?.send(value: 1)
+        #expect(recorder.events == [.value(1)])
+        #expect(!addedDisposable.isDisposed)
+        input.value?.send(terminal)
+        #expect(recorder.events == [.value(1), terminal])
+        #expect(addedDisposable.isDisposed)
+    }
+
+    @Test("SignalProducerSpec: startWithSignal should dispose of added disposables upon completion")
+    func startWithSignalDisposesUponCompletion() {
+        startWithSignalDisposesAddedDisposables(upon: .completed)
+    }
+
+    @Test("SignalProducerSpec: startWithSignal should dispose of added disposables upon error")
+    func startWithSignalDisposesUponError() {
+        startWithSignalDisposesAddedDisposables(upon: .failed(.boom))
     }
 
     // MARK: start
