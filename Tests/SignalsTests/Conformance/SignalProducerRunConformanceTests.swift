@@ -112,6 +112,147 @@ struct SignalProducerRunConformanceTests {
         #expect(addedDisposable.isDisposed)
     }
 
+    // MARK: The interrupt handle: releasing it is not disposing it
+
+    // ReactiveSwift's interrupt handle only holds the run's input observer, and that observer interrupts
+    // the run when its last reference goes (`interruptsOnDeinit`). So releasing the handle interrupts
+    // the run only if it held the last reference; disposing it interrupts the run always.
+
+    /// Who lets go last of the run's input observer: the interrupt handle, or the test, which holds the
+    /// observer the start handler was given.
+    enum LastInputHolder: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case interruptHandle = "the interrupt handle"
+        case inputObserver = "the held input observer"
+
+        var testDescription: String { rawValue }
+    }
+
+    /// A producer whose runs hand their input observer to `input` and log their lifetime's end.
+    private static func handingOut(
+        _ input: LockedTestValue<Observer<Int, TestError>?>,
+        _ log: TestLog<String>
+    ) -> SignalProducer<Int, TestError> {
+        SignalProducer { observer, lifetime in
+            input.withValue { $0 = observer }
+            lifetime.observeEnded { log.append("ended") }
+        }
+    }
+
+    @Test(
+        "a run whose interrupt handle is released goes on while its input observer is held, and ends with the terminal event sent into it",
+        arguments: [Event<Int, TestError>.completed, .failed(.boom)])
+    func releasedHandleKeepsTheRunWhileItsInputIsHeld(terminal: Event<Int, TestError>) {
+        let log = TestLog<String>()
+        let input = LockedTestValue<Observer<Int, TestError>?>(nil)
+        let recorder = EventRecorder<Int, TestError>()
+        let weakHandle = WeakBox<AnyObject>()
+        var handle: Disposable? = Self.handingOut(input, log).startWithSignal { signal, interruptHandle in
+            signal.observe(recorder.observer)
+            return interruptHandle
+        }
+        weakHandle.object = handle
+        input.value?.send(value: 1)
+        handle = nil
+        #expect(weakHandle.object == nil, "the interrupt handle was freed")
+        #expect(recorder.events == [.value(1)])
+        #expect(log.entries == [])
+        input.value?.send(value: 2)
+        input.value?.send(terminal)
+        input.value?.send(value: 3)
+        #expect(recorder.events == [.value(1), .value(2), terminal])
+        #expect(log.entries == ["ended"])
+        input.withValue { $0 = nil }
+        #expect(recorder.events == [.value(1), .value(2), terminal])
+        #expect(log.entries == ["ended"])
+    }
+
+    @Test(
+        "a run that nothing ended is interrupted when the last reference to its input observer goes, and not before",
+        arguments: LastInputHolder.allCases)
+    func runIsInterruptedWithTheLastInputReference(last: LastInputHolder) {
+        let log = TestLog<String>()
+        let input = LockedTestValue<Observer<Int, TestError>?>(nil)
+        let recorder = EventRecorder<Int, TestError>()
+        var handle: Disposable? = Self.handingOut(input, log).start(recorder.observer)
+        input.value?.send(value: 1)
+        // The first one lets go: the run goes on.
+        switch last {
+        case .interruptHandle:
+            input.withValue { $0 = nil }
+        case .inputObserver:
+            handle = nil
+            input.value?.send(value: 2)
+        }
+        let sent: [Event<Int, TestError>] = last == .inputObserver ? [.value(1), .value(2)] : [.value(1)]
+        #expect(recorder.events == sent)
+        #expect(log.entries == [])
+        #expect(handle?.isDisposed != true)
+        // The last one lets go: nothing can send into the run any more.
+        switch last {
+        case .interruptHandle: handle = nil
+        case .inputObserver: input.withValue { $0 = nil }
+        }
+        #expect(recorder.events == sent + [.interrupted])
+        #expect(log.entries == ["ended"])
+    }
+
+    @Test("disposing a run's interrupt handle interrupts it even while its input observer is held")
+    func disposedHandleInterruptsWhileTheInputIsHeld() {
+        let log = TestLog<String>()
+        let input = LockedTestValue<Observer<Int, TestError>?>(nil)
+        let recorder = EventRecorder<Int, TestError>()
+        let handle = Self.handingOut(input, log).startWithSignal { signal, interruptHandle in
+            signal.observe(recorder.observer)
+            return interruptHandle
+        }
+        input.value?.send(value: 1)
+        handle.dispose()
+        #expect(recorder.events == [.value(1), .interrupted])
+        #expect(log.entries == ["ended"])
+        input.value?.send(value: 2)
+        input.value?.sendCompleted()
+        input.withValue { $0 = nil }
+        #expect(recorder.events == [.value(1), .interrupted])
+        #expect(log.entries == ["ended"])
+    }
+
+    /// An operator that starts the upstream run inside its own start handler, keeping the upstream's
+    /// interrupt handle in its run's lifetime.
+    enum OperatorShape: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case map, on
+        case flatMapLatest = "flatMap(.latest)"
+        case startOn = "start(on:)"
+
+        var testDescription: String { rawValue }
+
+        func apply(to upstream: SignalProducer<Int, TestError>) -> SignalProducer<Int, TestError> {
+            switch self {
+            case .map: upstream.map { $0 * 10 }
+            case .on: upstream.on(value: { _ in })
+            case .flatMapLatest: SignalProducer<Int, TestError>(value: 0).flatMap(.latest) { _ in upstream }
+            case .startOn: upstream.start(on: ImmediateScheduler())
+            }
+        }
+    }
+
+    @Test(
+        "a run started through an operator, its interrupt handle released, goes on while the upstream's input observer is held",
+        arguments: OperatorShape.allCases)
+    func releasedHandleOfAnOperatorsRun(shape: OperatorShape) {
+        let log = TestLog<String>()
+        let input = LockedTestValue<Observer<Int, TestError>?>(nil)
+        let recorder = EventRecorder<Int, TestError>()
+        var handle: Disposable? = shape.apply(to: Self.handingOut(input, log)).start(recorder.observer)
+        input.value?.send(value: 1)
+        withExtendedLifetime(handle) {}
+        handle = nil
+        input.value?.send(value: 2)
+        input.value?.sendCompleted()
+        let values = shape == .map ? [10, 20] : [1, 2]
+        #expect(recorder.events == values.map { .value($0) } + [.completed])
+        #expect(log.entries == ["ended"])
+    }
+
     // MARK: SignalProducerSpec: start
 
     @Test("SignalProducerSpec: start should send interrupted if disposed")
