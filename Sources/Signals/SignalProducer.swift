@@ -145,6 +145,12 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     /// the interrupter nor the input observer, nothing can send into the run any more and it is
     /// interrupted (its `Lifetime` ends, disposing what the start handler added to it).
     ///
+    /// Releasing `interrupter` is not disposing it. Disposing it interrupts the run, whoever holds the
+    /// input observer. Releasing it only lets go of its reference to the input observer, which, as
+    /// ReactiveSwift's (`interruptsOnDeinit`), interrupts the run when its last reference goes, unless
+    /// a terminal event was sent into it: while the start handler, or whoever it handed its observer
+    /// to, still holds that observer, the run goes on and ends as that holder decides.
+    ///
     /// The run's signal follows `Signal`'s lifetime rules: the signal is kept until the start handler
     /// returns; then, if nobody else keeps it and nothing observes it, the run ends at once (nobody can
     /// ever hear it). Likewise, the run ends when the last observer of a signal nobody keeps is
@@ -178,7 +184,8 @@ public struct SignalProducer<Value: Sendable, Error: Swift.Error>: Sendable {
     /// ReactiveSwift: the disposable keeps the run's input, so a start handler need not keep its
     /// observer. If the disposable is released without being disposed (a discarded result) and the
     /// start handler did not keep its observer either, nothing can send into the run any more and it is
-    /// interrupted then.
+    /// interrupted then. While that observer is held, releasing the disposable ends nothing (see
+    /// `startWithSignal(_:)`).
     ///
     /// - Returns: a disposable that interrupts the run.
     @discardableResult
