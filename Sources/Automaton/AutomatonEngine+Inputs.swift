@@ -30,7 +30,7 @@ extension AutomatonEngine {
     func send(_ input: Input, from origin: EffectRecord<State, Input>?) {
         if origin == nil, gate.compareExchange(expected: 0, desired: ProcessingGate.processing) {
             // Nothing queued, nobody processing, still active: process without the lock.
-            process(PendingInput(input: input, origin: nil))
+            process(sent: input)
             if !gate.compareExchange(expected: ProcessingGate.processing, desired: 0) {
                 drain()
             }
@@ -65,6 +65,21 @@ extension AutomatonEngine {
     /// Steps 1-3 of the automaton contract for one input. Runs in the processing role.
     @inlinable
     func process(_ pending: PendingInput<State, Input>) {
+        if _slowPath(isProcessingObserved) {
+            process(pending, observedSince: ProcessingClock.now)
+        } else {
+            process(pending, observedSince: 0)
+        }
+    }
+
+    /// `process(_:)` for an outside input that nobody waits for (`send`'s fast path): a copy of the
+    /// body of its own, into which `process(_:observedSince:)` is inlined with the input's reply
+    /// target known to be `nil`, so that a sent input neither tests nor keeps one in a register
+    /// (without it, `ask`'s target cost W2 13 instructions per input: BENCHMARKS.md, "Request and
+    /// reply").
+    @inlinable
+    func process(sent input: Input) {
+        let pending = PendingInput<State, Input>(input: input, origin: nil)
         if _slowPath(isProcessingObserved) {
             process(pending, observedSince: ProcessingClock.now)
         } else {

@@ -9,20 +9,20 @@ struct PendingInput<State: Sendable, Input: Sendable>: Sendable {
     /// Who waits for this input's reply: answered exactly once, with no lock held, by the processing
     /// role once the reply has been delivered (`AutomatonEngine.process`), or with the reason it was
     /// not processed (`AutomatonEngine.ask`, the termination, an aborted commit).
-    @usableFromInline let waiter: ReplyWaiter<State, Input>?
+    @usableFromInline let target: ReplyTarget<State, Input>?
 
     @inlinable
     init(input: Input, origin: EffectRecord<State, Input>?) {
         self.input = input
         self.origin = origin
-        self.waiter = nil
+        self.target = nil
     }
 
     @inlinable
-    init(input: Input, waiter: ReplyWaiter<State, Input>) {
+    init(input: Input, target: ReplyTarget<State, Input>) {
         self.input = input
         self.origin = nil
-        self.waiter = waiter
+        self.target = target
     }
 }
 

@@ -125,8 +125,9 @@ public final class ObservableAutomaton<State: Sendable, Input: Sendable> {
     /// "saving…" until its own input is answered.
     ///
     /// When it returns, the model has applied that reply (``state`` and ``lastReply`` show it, or a
-    /// later one): the reply's main-actor delivery is queued before the asking task is resumed on the
-    /// main actor, and the main actor runs them in order.
+    /// later one): the reply's main-actor delivery is queued before the reply is handed over, and the
+    /// asking task then yields the main actor once, so that it resumes behind that delivery (the main
+    /// actor runs its jobs in order).
     ///
     /// ```swift
     /// Button("Pay") {
@@ -139,7 +140,10 @@ public final class ObservableAutomaton<State: Sendable, Input: Sendable> {
     /// }
     /// ```
     public func ask(_ input: Input) async throws(AskError) -> Reply<State, Input> {
-        try await automaton.ask(input)
+        let reply = try await automaton.ask(input)
+        // An input answered at once (on this thread, with no suspension) left its delivery queued.
+        await Task.yield()
+        return reply
     }
 
     /// Applies one event of `replies`: one reply's state and reply in one step, or the end.

@@ -36,9 +36,29 @@ extension Automaton {
     ///   ``ask(_:timeout:clock:)``.
     /// - Threads: call it from any task or thread. It costs a plain `send` plus one allocation, and a
     ///   suspension only if the input had to wait (`Benchmarks/callgrind "W2 Automaton, asked"`).
-    public func ask(_ input: Input) async throws(AskError) -> Reply<State, Input> {
+    // Inlinable, so that it runs specialized for the caller's `State` and `Input` (generic, it looked
+    // up type metadata for most of its cost: BENCHMARKS.md, "Request and reply"); nonsending, so that
+    // it runs on the caller's executor and an input answered at once costs no executor hop.
+    #if compiler(>=6.2)
+        @inlinable
+        nonisolated(nonsending)
+        public func ask(_ input: Input) async throws(AskError) -> Reply<State, Input> {
+            if let answer = engine.askInline(input) { return try answer.get() }
+            return try await askWaiting(input)
+        }
+    #else
+        @inlinable
+        public func ask(_ input: Input) async throws(AskError) -> Reply<State, Input> {
+            if let answer = engine.askInline(input) { return try answer.get() }
+            return try await askWaiting(input)
+        }
+    #endif
+
+    /// `ask(_:)` for an input that must go through the lock: queued behind another, or refused.
+    @usableFromInline
+    func askWaiting(_ input: Input) async throws(AskError) -> Reply<State, Input> {
         let waiter = ReplyWaiter<State, Input>()
-        engine.ask(input, waiter: waiter)
+        engine.ask(queuing: input, waiter: waiter)
         if let answer = waiter.takeAnswer() { return try answer.get() }
         return try await waiter.wait().get()
     }
@@ -57,11 +77,13 @@ extension Automaton {
     /// row starts (see ``ask(_:)``: the reply answers the transition). Otherwise the wait runs a child
     /// task that sleeps on `clock`: pass a `TestScheduler`'s `clock` to test a time-out on virtual
     /// time.
+    @inlinable
     public func ask<C: Clock>(
         _ input: Input, timeout: C.Duration, clock: C = ContinuousClock()
     ) async throws(AskError) -> Reply<State, Input> where C.Duration == Duration {
+        if let answer = engine.askInline(input) { return try answer.get() }
         let waiter = ReplyWaiter<State, Input>()
-        engine.ask(input, waiter: waiter)
+        engine.ask(queuing: input, waiter: waiter)
         if let answer = waiter.takeAnswer() { return try answer.get() }
         let answer = await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -92,6 +114,7 @@ extension Automaton {
     ///   the input's turn: the automaton's input was interrupted, or the automaton was released (this
     ///   form does not keep it alive). Then `onReply` is called by the thread performing the
     ///   termination, after `replies` has ended.
+    @inlinable
     public func ask(
         _ input: Input, onReply: @escaping @Sendable (Result<Reply<State, Input>, AskError>) -> Void
     ) {

@@ -44,14 +44,40 @@ extension AutomatonEngine {
     func ask(_ input: Input, waiter: ReplyWaiter<State, Input>) {
         if gate.compareExchange(expected: 0, desired: ProcessingGate.processing) {
             // Nothing queued, nobody processing, still active: process without the lock.
-            process(PendingInput(input: input, waiter: waiter))
+            process(PendingInput(input: input, target: .waiter(waiter)))
             if !gate.compareExchange(expected: ProcessingGate.processing, desired: 0) {
                 drain()
             }
             return
         }
+        ask(queuing: input, waiter: waiter)
+    }
+
+    /// `ask(_:waiter:)`'s fast path with no waiter: if nothing is queued and nobody processes, this
+    /// thread processes `input` at once, the reply written into a variable of this frame (no
+    /// allocation), then goes on processing what was queued meanwhile, and returns the answer.
+    /// Returns `nil`, having sent nothing, if the input must go through the lock (the caller then
+    /// asks with a waiter).
+    @inlinable
+    func askInline(_ input: Input) -> ReplyWaiter<State, Input>.Answer? {
+        guard gate.compareExchange(expected: 0, desired: ProcessingGate.processing) else { return nil }
+        var answer: ReplyWaiter<State, Input>.Answer?
+        withUnsafeMutablePointer(to: &answer) { slot in
+            process(PendingInput(input: input, target: .slot(slot)))
+        }
+        if !gate.compareExchange(expected: ProcessingGate.processing, desired: 0) {
+            drain()
+        }
+        // Every path of `process` answers: with the reply, or, aborted by a termination, its reason.
+        guard let answer else { preconditionFailure("Internal inconsistency: an input processed without an answer") }
+        return answer
+    }
+
+    /// `ask(_:waiter:)` through the lock: queued, processed by this thread, or refused.
+    @inlinable
+    func ask(queuing input: Input, waiter: ReplyWaiter<State, Input>) {
         // Made here, not in the critical section: refused, it is released after the lock (a user's value).
-        let pending = PendingInput(input: input, waiter: waiter)
+        let pending = PendingInput(input: input, target: .waiter(waiter))
         switch critical({ $0.ask(pending) }) {
         case let .refused(error):
             waiter.answer(.failure(error))
@@ -68,8 +94,8 @@ extension AutomatonEngine {
     /// has no waiter, it compiles to nothing on the fast path, and to one test on the others.
     @inlinable @inline(__always)
     func answer(_ pending: PendingInput<State, Input>, with reply: @autoclosure () -> Reply<State, Input>) {
-        if let waiter = pending.waiter {
-            waiter.answer(.success(reply()))
+        if let target = pending.target {
+            target.answer(.success(reply()))
         }
     }
 
@@ -77,9 +103,9 @@ extension AutomatonEngine {
     /// it was not processed), with the termination's reason.
     @inlinable @inline(never)
     func answerAborted(_ pending: PendingInput<State, Input>) {
-        guard let waiter = pending.waiter else { return }
+        guard let target = pending.target else { return }
         let cause = critical { $0.terminationCause } ?? .released
-        waiter.answer(.failure(.dropped(by: cause)))
+        target.answer(.failure(.dropped(by: cause)))
     }
 
     /// Answers the waiters of the inputs a termination dropped from the queue (`leftovers`), with the
@@ -90,7 +116,7 @@ extension AutomatonEngine {
         for case let .inputs(queue) in leftovers {
             var queue = queue
             while let pending = queue.removeFirst() {
-                pending.waiter?.answer(.failure(.dropped(by: termination)))
+                pending.target?.answer(.failure(.dropped(by: termination)))
             }
         }
     }

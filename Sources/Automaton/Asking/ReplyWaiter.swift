@@ -145,3 +145,26 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
         resume?.resume(returning: .failure(error))
     }
 }
+
+/// Where the reply to an asked input goes (`PendingInput.target`): a shared `ReplyWaiter` (a task
+/// that may suspend, or a handler), or, on `ask`'s fast path, a variable of the asking frame, so that
+/// an input answered at once costs no allocation (see BENCHMARKS.md, "Request and reply").
+@usableFromInline
+enum ReplyTarget<State: Sendable, Input: Sendable>: @unchecked Sendable {
+    // Safe: a `.waiter` is itself `Sendable`. A `.slot` is used by one thread only: the asking thread,
+    // which made it in its own frame and, holding the processing role, processes this input itself,
+    // synchronously, before that frame returns (`AutomatonEngine.askInline(_:)`). Such an input is
+    // never queued, held or handed to another thread, so the pointer never outlives its frame: the
+    // address sanitizer, over the ask tests in CI, reports a use after the frame's return if it did.
+    case waiter(ReplyWaiter<State, Input>)
+    case slot(UnsafeMutablePointer<ReplyWaiter<State, Input>.Answer?>)
+
+    /// Gives the answer: to the waiter, or into the slot.
+    @inlinable
+    func answer(_ answer: ReplyWaiter<State, Input>.Answer) {
+        switch self {
+        case let .waiter(waiter): waiter.answer(answer)
+        case let .slot(slot): slot.pointee = answer
+        }
+    }
+}
