@@ -10,10 +10,30 @@
 // tree of levels), and a replaced effect's cancellation runs after the new state is committed (the
 // automaton's runs before the new state is emitted, which here means before the reply, as here).
 
+/// Who waits for an outside input's reply, carried with the input through the machine's queue and
+/// answered right after the reply is delivered, before the transition's effect starts.
+/// `CarefulEffectsMachine` carries `NoReplyWaiter`, which takes no space and compiles to nothing, so
+/// that its figures are those of a machine without the feature; `CarefulAskingMachine`
+/// (`AskWorkloads.swift`) carries a continuation.
+protocol ReplyWaiting: BitwiseCopyable {
+    associatedtype State
+    associatedtype Input
+    /// An input nobody waits for: from an effect, or sent with a plain `send`.
+    static var nobody: Self { get }
+    func answer(_ reply: HandWrittenReply<State, Input>)
+}
+
+/// Nobody ever waits: the careful effects machine as the third round measures it.
+struct NoReplyWaiter<State, Input>: ReplyWaiting {
+    static var nobody: Self { Self() }
+    @inline(__always) func answer(_ reply: HandWrittenReply<State, Input>) {}
+}
+
 /// What a started effect holds, and its machine cancels: the one allocation per effect start. Its
 /// effect sends through it, so that a send after the cancellation, or after the machine's release,
 /// does nothing.
-final class EffectToken<State: BitwiseCopyable, Input: BitwiseCopyable>: @unchecked Sendable {
+final class EffectToken<State: BitwiseCopyable, Input: BitwiseCopyable, Waiter: ReplyWaiting>: @unchecked Sendable
+where Waiter.State == State, Waiter.Input == Input {
     // Safe: `isCancelled` and `cancellation` are only read or written with the core's mutex held;
     // `epoch` is set before the token is shared. The core is kept alive by the token (strong), so a
     // send after the machine's release reaches a core that drops it.
@@ -22,9 +42,9 @@ final class EffectToken<State: BitwiseCopyable, Input: BitwiseCopyable>: @unchec
     @exclusivity(unchecked) var cancellation: (() -> Void)?
     /// Under `.latest`, the number of the effect: its queued inputs are dropped once it is replaced.
     let epoch: UInt64
-    let core: CarefulEffectsCore<State, Input>
+    let core: CarefulEffectsCore<State, Input, Waiter>
 
-    init(core: CarefulEffectsCore<State, Input>, epoch: UInt64) {
+    init(core: CarefulEffectsCore<State, Input, Waiter>, epoch: UInt64) {
         self.core = core
         self.epoch = epoch
     }
@@ -33,7 +53,7 @@ final class EffectToken<State: BitwiseCopyable, Input: BitwiseCopyable>: @unchec
     @inline(__always)
     func send(_ input: Input) {
         // The token keeps `core` alive for the whole call: no retain of its own.
-        Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef { $0.send(input, from: self) }
+        Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef { $0.send(input, from: self, waiter: .nobody) }
     }
 
     /// Runs `handler` when the effect is cancelled (at once, with no lock held, if it already was).
@@ -57,17 +77,17 @@ final class EffectToken<State: BitwiseCopyable, Input: BitwiseCopyable>: @unchec
 /// handler runs) before its reply. Releasing the machine cancels its running effect. Generic over the
 /// state and the input, as a library is.
 final class CarefulEffectsMachine<State: BitwiseCopyable, Input: BitwiseCopyable>: Sendable {
-    typealias Effect = CarefulEffectsCore<State, Input>.Effect
-    typealias Transition = CarefulEffectsCore<State, Input>.Transition
+    typealias Core = CarefulEffectsCore<State, Input, NoReplyWaiter<State, Input>>
+    typealias Effect = Core.Effect
+    typealias Transition = Core.Transition
 
-    let core: CarefulEffectsCore<State, Input>
+    let core: Core
 
     init(
         state: State, replacesEffects: Bool = false, transition: @escaping Transition,
         reply: @escaping (HandWrittenReply<State, Input>) -> Void
     ) {
-        core = CarefulEffectsCore(
-            state: state, replacesEffects: replacesEffects, transition: transition, reply: reply)
+        core = Core(state: state, replacesEffects: replacesEffects, transition: transition, reply: reply)
     }
 
     /// Cancels the running effect: its tokens keep the core, not this machine, so nothing else does.
@@ -78,12 +98,15 @@ final class CarefulEffectsMachine<State: BitwiseCopyable, Input: BitwiseCopyable
     /// An outside input.
     @inline(__always)
     func send(_ input: Input) {
-        core.send(input, from: nil)
+        core.send(input, from: nil, waiter: .nobody)
     }
 }
 
 /// The machine's state, queue and running effect, kept alive by the machine and by its effects' tokens.
-final class CarefulEffectsCore<State: BitwiseCopyable, Input: BitwiseCopyable>: @unchecked Sendable {
+/// Generic over who may wait for an outside input's reply (`ReplyWaiting`), carried in the queue.
+final class CarefulEffectsCore<State: BitwiseCopyable, Input: BitwiseCopyable, Waiter: ReplyWaiting>:
+    @unchecked Sendable
+where Waiter.State == State, Waiter.Input == Input {
     // Safe: every stored `var` is only read or written with `mutex` held, the tokens' `isCancelled` and
     // `cancellation` too; `queue`'s storage is only touched by its owner, this core, under `mutex`.
     /// An effect: runs once, after its transition's reply, with the token to send through and the input
@@ -91,16 +114,17 @@ final class CarefulEffectsCore<State: BitwiseCopyable, Input: BitwiseCopyable>: 
     /// returned inside an optional tuple would be re-wrapped in a reabstraction thunk, allocated, at
     /// every transition.
     struct Effect {
-        let run: (_ token: EffectToken<State, Input>, _ input: Input) -> Void
+        let run: (_ token: EffectToken<State, Input, Waiter>, _ input: Input) -> Void
     }
     /// The table: the next state and the effect, or `nil` for an unmapped input.
     typealias Transition = (_ state: State, _ input: Input) -> (state: State, effect: Effect?)?
 
     /// An input in the queue, with the epoch of the effect that sent it (0: from outside, or not under
-    /// `.latest`).
+    /// `.latest`), and who waits for its reply (no bytes for `NoReplyWaiter`).
     struct Queued {
         let input: Input
         let epoch: UInt64
+        let waiter: Waiter
     }
 
     let mutex = Mutex()
@@ -109,7 +133,7 @@ final class CarefulEffectsCore<State: BitwiseCopyable, Input: BitwiseCopyable>: 
     @exclusivity(unchecked) private var isProcessing = false
     @exclusivity(unchecked) private var isReleased = false
     /// Under `replacesEffects`, the running effect's token and the last epoch given out.
-    @exclusivity(unchecked) private var current: EffectToken<State, Input>?
+    @exclusivity(unchecked) private var current: EffectToken<State, Input, Waiter>?
     @exclusivity(unchecked) private var epoch: UInt64 = 0
     private let replacesEffects: Bool
     private let transition: Transition
@@ -147,37 +171,40 @@ final class CarefulEffectsCore<State: BitwiseCopyable, Input: BitwiseCopyable>: 
 
     /// An input from the effect `token` started, or from outside if `nil`: processed at once by a thread
     /// that finds the machine idle, queued otherwise (and processed by the thread that is processing).
+    /// `waiter` (outside inputs only) is answered with the input's reply.
     @inline(__always)
-    func send(_ input: Input, from token: EffectToken<State, Input>?) {
+    func send(_ input: Input, from token: EffectToken<State, Input, Waiter>?, waiter: Waiter) {
         mutex.lock()
         if let token, token.isCancelled || isReleased { return mutex.unlock() }
         guard !isProcessing else {
-            queue.append(Queued(input: input, epoch: token?.epoch ?? 0))
+            queue.append(Queued(input: input, epoch: token?.epoch ?? 0, waiter: waiter))
             return mutex.unlock()
         }
         isProcessing = true
         let from = state
         mutex.unlock()
-        drain(input, from)
+        drain(input, from, waiter)
     }
 
-    /// Processes `input` (the machine being in `first`), then everything queued meanwhile. Holds the
-    /// processing role (`isProcessing`); called with no lock held.
+    /// Processes `input` (the machine being in `first`), then everything queued meanwhile, answering
+    /// each input's waiter after its reply. Holds the processing role (`isProcessing`); called with no
+    /// lock held.
     @inline(never)
-    private func drain(_ input: Input, _ first: State) {
+    private func drain(_ input: Input, _ first: State, _ firstWaiter: Waiter) {
         var next = input
         var from = first
+        var waiter = firstWaiter
         while true {
             // The table is the user's code: no lock held. Only this thread changes `state` while
             // `isProcessing` is set.
             if let (to, effect) = transition(from, next) {
                 // Allocated before the lock is taken.
-                var token: EffectToken<State, Input>?
+                var token: EffectToken<State, Input, Waiter>?
                 if effect != nil {
                     token = EffectToken(core: self, epoch: replacesEffects ? epoch &+ 1 : 0)
                 }
                 mutex.lock()
-                var cancelled: EffectToken<State, Input>?
+                var cancelled: EffectToken<State, Input, Waiter>?
                 if replacesEffects {
                     cancelled = current.take()
                     cancelled?.isCancelled = true
@@ -193,12 +220,14 @@ final class CarefulEffectsCore<State: BitwiseCopyable, Input: BitwiseCopyable>: 
                 handler?()
                 cancelled = nil
                 reply(.success(next, from, to))
+                waiter.answer(.success(next, from, to))
                 if let token { effect.unsafelyUnwrapped.run(token, next) }
             } else {
                 reply(.failure(next, from))
+                waiter.answer(.failure(next, from))
             }
             mutex.lock()
-            guard let queued = nextQueued() else { break }
+            guard let queued = nextQueued(waiter: &waiter) else { break }
             next = queued
             from = state
             mutex.unlock()
@@ -207,11 +236,15 @@ final class CarefulEffectsCore<State: BitwiseCopyable, Input: BitwiseCopyable>: 
         mutex.unlock()
     }
 
-    /// The next queued input, skipping those of replaced effects. Called with `mutex` held.
+    /// The next queued input, skipping those of replaced effects, its waiter in `waiter`. Called with
+    /// `mutex` held.
     @inline(__always)
-    private func nextQueued() -> Input? {
+    private func nextQueued(waiter: inout Waiter) -> Input? {
         while let queued = queue.popFirst() {
-            if queued.epoch == 0 || queued.epoch == epoch { return queued.input }
+            if queued.epoch == 0 || queued.epoch == epoch {
+                waiter = queued.waiter
+                return queued.input
+            }
         }
         return nil
     }
