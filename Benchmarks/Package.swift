@@ -44,6 +44,13 @@ let automatonChildren =
         in: "/../Sources/Automaton/Children", contain: ["public struct ChildAutomata<"],
         unlessForcedBy: "AUTOMATON_CHILDREN")
 
+// And the request and reply workloads (`ask`) need `Automaton.ask` (a file under
+// ../Sources/Automaton/Asking declaring it); AUTOMATON_ASK=1 or =0 forces that choice.
+let automatonAsk =
+    automatonEngine
+    && rootAutomatonSources(
+        in: "/../Sources/Automaton/Asking", contain: ["public func ask("], unlessForcedBy: "AUTOMATON_ASK")
+
 // The benchmark package: a separate package so that only it depends on other packages (OpenCombine as
 // the peer). It depends on the root package by path; the hot loops live in `SignalsBenchmarks`, so the
 // libraries' `@inlinable` entry points are specialized here, as in a user's module.
@@ -84,6 +91,7 @@ let package = Package(
                 + (automatonDSL ? [.define("AUTOMATON_DSL")] : [])
                 + (automatonGraph ? [.define("AUTOMATON_GRAPH")] : [])
                 + (automatonChildren ? [.define("AUTOMATON_CHILDREN")] : [])
+                + (automatonAsk ? [.define("AUTOMATON_ASK")] : [])
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -22,6 +22,9 @@ enum HandWrittenReply<State, Input> {
     case failure(Input, State)
 }
 
+/// Sendable when its values are: a continuation is resumed with one (`CarefulAskingMachine`).
+extension HandWrittenReply: Sendable where State: Sendable, Input: Sendable {}
+
 /// Counts replies and effects. Safe: each workload drives its machine from one thread. The counts
 /// live behind a pointer, not in stored `var`s, to avoid a dynamic exclusivity check per access (see
 /// `Total`).

@@ -384,6 +384,19 @@ func runSuite(_ options: Options) throws {
         baselineRows(baselines)
     }
 
+    // Request and reply (`ask`): an awaited send beside a plain send and a hand-written continuation.
+    #if AUTOMATON_ASK
+        if options.selects("ask") {
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+                let ask = try runAsk(options)
+                notes += ask.notes
+                barsMissed += ask.barsMissed
+            } else {
+                notes.append("ask: not run (its async loops need a task executor: macOS 15, iOS 18)")
+            }
+        }
+    #endif
+
     #if AUTOMATON_GRAPH
         if options.selects("graph") {
             // Not scaled in quick mode: the bar is about 10,000 states, and one exploration is quick.

@@ -21,7 +21,7 @@ while let argument = arguments.popFirst() {
               --repetitions N    timed repetitions after the warm-up (default 5, quick 3)
               --only NAME        run only the workloads whose full name contains NAME, or is NAME
                                  without its last character if NAME ends in $ (for profiling)
-              NAME               run only workloads whose name contains NAME (w1, w2, ..., chain, memory, graph, scaling, million, children)
+              NAME               run only workloads whose name contains NAME (w1, w2, ..., chain, ask, memory, graph, scaling, million, children)
             """)
         exit(0)
     default: options.filters.append(argument)
