@@ -1,52 +1,52 @@
 import Signals
 
 extension Automaton {
-    /// Sends an outside input, exactly as `send(_:)` does, and returns the automaton's reply to **this**
-    /// input: `.success` or `.failure` (an input no row matches is a `.failure` reply, not an error).
-    ///
-    /// ```swift
-    /// // An HTTP handler: answer with the machine's reply to this request's input.
-    /// let reply = try await order.ask(.checkout)
-    /// return reply.isSuccess ? .ok : .conflict
-    /// ```
-    ///
-    /// The reply is matched by the engine to the queued input itself, never by comparing inputs: two
-    /// callers that ask equal inputs at once each get the reply to their own.
-    ///
-    /// The reply answers the **transition**, not the work it starts: a row that starts a slow effect
-    /// (a payment) is answered as soon as the state has changed; the effect's outcome comes later, as
-    /// another input. To wait for that outcome, watch `state` or `replies` for it.
-    ///
-    /// - Order: the input takes its turn in the FIFO queue like any other. If another input is being
-    ///   processed, it waits behind it and behind everything queued before it, and the caller
-    ///   suspends until its reply. If none is, it is processed at once, on the calling thread, which
-    ///   then goes on processing as `send` does (it starts the transition's effect and processes the
-    ///   inputs queued meanwhile) before `ask` returns, without suspending. Either way its reply
-    ///   reaches every `replies` observer and every processing observer (`observeProcessing(_:)`)
-    ///   first, and the answer is given before the transition's effect starts.
-    /// - Termination: an input the automaton never processes is an `AskError`, never a hang:
-    ///   `.inputCompleted` if the input signal had completed when it was asked (not queued; inputs
-    ///   queued before the completion are still processed and answered), `.interrupted` if the input
-    ///   signal was interrupted before its turn. (`.released` cannot happen here: the caller keeps the
-    ///   automaton alive while it waits; see `ask(_:onReply:)`.)
-    /// - Cancellation: the input is sent when `ask` is called, even from a task already cancelled, and
-    ///   is never withdrawn; cancelling the waiting task ends only the wait: `ask` throws
-    ///   `AskError.cancelled` at once (unless the reply came first, which is then returned), and the
-    ///   input is still processed in its turn, its reply sent on `replies`. To bound the wait, use
-    ///   ``ask(_:timeout:clock:)``.
-    /// - Threads: call it from any task or thread. It costs a plain `send` plus one allocation, and a
-    ///   suspension only if the input had to wait (`Benchmarks/callgrind "W2 Automaton, asked"`).
-    // Inlinable, so that it runs specialized for the caller's `State` and `Input` (generic, it looked
-    // up type metadata for most of its cost: BENCHMARKS.md, "Request and reply"); nonsending, so that
-    // it runs on the caller's executor and an input answered at once costs no executor hop.
     #if compiler(>=6.2)
+        /// Sends an outside input, exactly as `send(_:)` does, and returns the automaton's reply to **this**
+        /// input: `.success` or `.failure` (an input no row matches is a `.failure` reply, not an error).
+        ///
+        /// ```swift
+        /// // An HTTP handler: answer with the machine's reply to this request's input.
+        /// let reply = try await order.ask(.checkout)
+        /// return reply.isSuccess ? .ok : .conflict
+        /// ```
+        ///
+        /// The reply is matched by the engine to the queued input itself, never by comparing inputs: two
+        /// callers that ask equal inputs at once each get the reply to their own.
+        ///
+        /// The reply answers the **transition**, not the work it starts: a row that starts a slow effect
+        /// (a payment) is answered as soon as the state has changed; the effect's outcome comes later, as
+        /// another input. To wait for that outcome, watch `state` or `replies` for it.
+        ///
+        /// - Order: the input takes its turn in the FIFO queue like any other. If another input is being
+        ///   processed, it waits behind it and behind everything queued before it, and the caller
+        ///   suspends until its reply. If none is, it is processed at once, on the calling thread, which
+        ///   then goes on processing as `send` does (it starts the transition's effect and processes the
+        ///   inputs queued meanwhile) before `ask` returns, without suspending. Either way its reply
+        ///   reaches every `replies` observer and every processing observer (`observeProcessing(_:)`)
+        ///   first, and the answer is given before the transition's effect starts.
+        /// - Termination: an input the automaton never processes is an `AskError`, never a hang:
+        ///   `.inputCompleted` if the input signal had completed when it was asked (not queued; inputs
+        ///   queued before the completion are still processed and answered), `.interrupted` if the input
+        ///   signal was interrupted before its turn. (`.released` cannot happen here: the caller keeps the
+        ///   automaton alive while it waits; see `ask(_:onReply:)`.)
+        /// - Cancellation: the input is sent when `ask` is called, even from a task already cancelled, and
+        ///   is never withdrawn; cancelling the waiting task ends only the wait: `ask` throws
+        ///   `AskError.cancelled` at once (unless the reply came first, which is then returned), and the
+        ///   input is still processed in its turn, its reply sent on `replies`. To bound the wait, use
+        ///   ``ask(_:timeout:clock:)``.
+        /// - Threads: call it from any task or thread. It costs a plain `send` plus one allocation, and a
+        ///   suspension only if the input had to wait (`Benchmarks/callgrind "W2 Automaton, asked"`).
+        // Inlinable, so that it runs specialized for the caller's `State` and `Input` (generic, it looked
+        // up type metadata for most of its cost: BENCHMARKS.md, "Request and reply"); nonsending, so that
+        // it runs on the caller's executor and an input answered at once costs no executor hop.
         @inlinable
-        nonisolated(nonsending)
-        public func ask(_ input: Input) async throws(AskError) -> Reply<State, Input> {
+        nonisolated(nonsending) public func ask(_ input: Input) async throws(AskError) -> Reply<State, Input> {
             if let answer = engine.askInline(input) { return try answer.get() }
             return try await askWaiting(input)
         }
     #else
+        // Before Swift 6.2, which can run it on the caller's executor: the same, with an executor hop.
         @inlinable
         public func ask(_ input: Input) async throws(AskError) -> Reply<State, Input> {
             if let answer = engine.askInline(input) { return try answer.get() }
