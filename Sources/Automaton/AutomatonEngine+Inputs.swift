@@ -65,8 +65,12 @@ extension AutomatonEngine {
     /// Steps 1-3 of the automaton contract for one input. Runs in the processing role.
     @inlinable
     func process(_ pending: PendingInput<State, Input>) {
-        if _slowPath(isProcessingObserved) {
-            process(pending, observedSince: ProcessingClock.now)
+        let observation = processingObserversWord.load()
+        if _slowPath(observation != 0) {
+            // The clock only for processing observers: a reply listener (a child's run) needs none.
+            let start =
+                observation & ProcessingObservation.timed != 0 ? ProcessingClock.now : ProcessingClock.untimed
+            process(pending, observedSince: start)
         } else {
             process(pending, observedSince: 0)
         }
@@ -80,15 +84,19 @@ extension AutomatonEngine {
     @inlinable
     func process(sent input: Input) {
         let pending = PendingInput<State, Input>(input: input, origin: nil)
-        if _slowPath(isProcessingObserved) {
-            process(pending, observedSince: ProcessingClock.now)
+        let observation = processingObserversWord.load()
+        if _slowPath(observation != 0) {
+            let start =
+                observation & ProcessingObservation.timed != 0 ? ProcessingClock.now : ProcessingClock.untimed
+            process(pending, observedSince: start)
         } else {
             process(pending, observedSince: 0)
         }
     }
 
-    /// `process(_:)`, telling the processing observers (see `Automaton.observeProcessing(_:)`) if
-    /// `start`, the instant processing began (`ProcessingClock`), is not 0. Inlined into both branches
+    /// `process(_:)`, telling the processing observers (see `Automaton.observeProcessing(_:)`) and the
+    /// reply listeners if `start`, the instant processing began (`ProcessingClock`; `untimed` if only
+    /// reply listeners are attached), is not 0. Inlined into both branches
     /// of the caller, so that an unobserved input's path tests nothing more. (A plain integer: an
     /// optional `ContinuousClock.Instant`, a type of another module, was copied and destroyed through
     /// its value witnesses, and W2 went from 196 to 405 instructions per input.)

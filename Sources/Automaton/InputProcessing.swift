@@ -54,7 +54,8 @@ extension Automaton {
     ///
     /// For instrumentation (the `AutomatonLogging`, `AutomatonMetrics` and `AutomatonTracing`
     /// integrations use it). An automaton with no processing observer reads no clock and builds no
-    /// record: it pays one atomic load per input.
+    /// record: it pays one atomic load per input. (A child automaton's run hears its replies the same
+    /// way, after this observer, without reading the clock: see `ChildAutomata`.)
     ///
     /// - Threads and order: called on the thread processing the input, with no lock held, one input at
     ///   a time, in processing order: after the input's reply has been delivered to the `replies`
@@ -79,15 +80,41 @@ extension Automaton {
     }
 }
 
-/// One processing observer, told apart from the others by its identity.
+/// One processing observer, told apart from the others by its identity: a user's
+/// (`observeProcessing(_:)`, `observe`), or the package's own reply listener (`onReply` and `onEnd`:
+/// a child automaton's run, which forwards each reply to its parent; see `addReplyListener`). A
+/// listener makes the engine read no clock and build no record.
 @usableFromInline
 final class ProcessingObserver<State: Sendable, Input: Sendable>: Sendable {
-    @usableFromInline let observe: @Sendable (InputProcessing<State, Input>) -> Void
+    @usableFromInline let observe: (@Sendable (InputProcessing<State, Input>) -> Void)?
+    /// A listener's: called with each reply, after every processing observer has had its record.
+    @usableFromInline let onReply: (@Sendable (Reply<State, Input>) -> Void)?
+    /// A listener's: called once, when `replies` has ended and the engine lets go of its observers.
+    @usableFromInline let onEnd: (@Sendable () -> Void)?
 
     @usableFromInline
     init(_ observe: @escaping @Sendable (InputProcessing<State, Input>) -> Void) {
         self.observe = observe
+        onReply = nil
+        onEnd = nil
     }
+
+    @usableFromInline
+    init(onReply: @escaping @Sendable (Reply<State, Input>) -> Void, onEnd: @escaping @Sendable () -> Void) {
+        observe = nil
+        self.onReply = onReply
+        self.onEnd = onEnd
+    }
+}
+
+/// The bits of `AutomatonEngine.processingObserversWord`: what the observers attached need.
+@usableFromInline
+enum ProcessingObservation {
+    /// A processing observer is attached: the clock is read when an input's processing begins, and a
+    /// record is made at its end.
+    @inlinable static var timed: UInt { 1 }
+    /// A reply listener is attached: each reply is handed to it, with no clock read and no record.
+    @inlinable static var listened: UInt { 2 }
 }
 
 /// The clock of `InputProcessing.duration`: the monotonic clock, in nanoseconds, never 0 (0 stands for
@@ -109,22 +136,38 @@ enum ProcessingClock {
             return max(DispatchTime.now().uptimeNanoseconds, 1)
         #endif
     }
+
+    /// The start of an input whose processing only reply listeners observe: no clock was read, and no
+    /// record is made (a processing observer added meanwhile hears from the next input on).
+    @inlinable static var untimed: UInt64 { .max }
 }
 
-// The processing observers live in the machine, under its lock; `processingObserversWord` counts
-// them, so that the processing role learns with one atomic load, without the lock, that there are none. It is changed only under the machine's lock, with the list.
+// The processing observers live in the machine, under its lock; `processingObserversWord` says
+// whether there are any, and of which kind (`ProcessingObservation`), so that the processing role
+// learns with one atomic load, without the lock, that there are none. It is changed only under the
+// machine's lock, with the list.
 
 extension AutomatonEngine {
-    /// Whether any processing observer is attached (see `observeProcessing(_:)`).
+    /// Whether any processing observer or reply listener is attached (see `observeProcessing(_:)`).
     @inlinable @inline(__always)
     var isProcessingObserved: Bool {
         processingObserversWord.load() != 0
     }
 
-    /// How many processing observers are attached: a word of the engine's group (see
-    /// `AutomatonEngine.words`).
+    /// What the attached processing observers need (`ProcessingObservation`): a word of the engine's
+    /// group (see `AutomatonEngine.words`).
     @inlinable @inline(__always)
     var processingObserversWord: UnownedAtomicWord { words.word(EngineWord.processingObservers) }
+
+    /// Stores in `processingObserversWord` what `observers` need. Under the machine's lock.
+    @inlinable
+    func storeObservation(of observers: [ProcessingObserver<State, Input>]) {
+        var observation: UInt = 0
+        for observer in observers {
+            observation |= observer.observe != nil ? ProcessingObservation.timed : ProcessingObservation.listened
+        }
+        processingObserversWord.store(observation)
+    }
 
     @usableFromInline
     func addProcessingObserver(
@@ -136,7 +179,7 @@ extension AutomatonEngine {
             // observers are dropped: see `complete()`), the observer could never be called.
             guard machine.phase != .terminated, !replies.hasTerminated else { return false }
             machine.processingObservers.append(observer)
-            processingObserversWord.store(UInt(machine.processingObservers.count))
+            storeObservation(of: machine.processingObservers)
             return true
         }
         guard added else { return AnyDisposable.disposed }
@@ -146,39 +189,78 @@ extension AutomatonEngine {
         // disposal, which runs once, or by the termination, after which no observer is added.
         let identity = ObjectIdentifier(observer)
         return AnyDisposable { [self] in
-            // The removed observer is let go of here, after the lock: its release is user code.
-            let removed = critical { machine -> ProcessingObserver<State, Input>? in
-                guard let index = machine.processingObservers.firstIndex(where: { ObjectIdentifier($0) == identity })
-                else {
-                    return nil
-                }
-                defer { processingObserversWord.store(UInt(machine.processingObservers.count)) }
-                return machine.processingObservers.remove(at: index)
-            }
-            _ = removed
+            removeProcessingObserver(identity)
         }
     }
 
-    /// Tells the processing observers what became of an input whose processing began at `start`. Run
-    /// by the processing role, with no lock held. Inlinable (specialized in the caller's module), not
-    /// inlined: unspecialized, it looked up generic metadata for the record at every input.
+    /// Removes the processing observer or reply listener `identity`, if still attached. The removed
+    /// one is let go of here, after the lock: its release is user code.
+    @inlinable
+    func removeProcessingObserver(_ identity: ObjectIdentifier) {
+        let removed = critical { machine -> ProcessingObserver<State, Input>? in
+            guard let index = machine.processingObservers.firstIndex(where: { ObjectIdentifier($0) == identity })
+            else {
+                return nil
+            }
+            defer { storeObservation(of: machine.processingObservers) }
+            return machine.processingObservers.remove(at: index)
+        }
+        _ = removed
+    }
+
+    /// Whether `replies` has ended (`OnDemandSignal.hasTerminated`, which is not inlinable).
+    @usableFromInline
+    var repliesHaveEnded: Bool { replies.hasTerminated }
+
+    /// Attaches a reply listener: `onReply` is called with each reply from now on, on the processing
+    /// thread, with no lock held, after the reply has reached every `replies` observer and every
+    /// processing observer (and before the input's waiter, if it was asked, and before the
+    /// transition's effect starts); `onEnd` once, after `replies` has ended (completed or interrupted),
+    /// when the engine lets go of its observers. No clock is read and no record made for it.
+    ///
+    /// - Returns: the listener's identity, for `removeProcessingObserver(_:)` (then neither is called
+    ///   any more), or `nil` if `replies` has ended already: then neither is ever called.
+    @inlinable
+    func addReplyListener(
+        onReply: @escaping @Sendable (Reply<State, Input>) -> Void, onEnd: @escaping @Sendable () -> Void
+    ) -> ObjectIdentifier? {
+        let listener = ProcessingObserver(onReply: onReply, onEnd: onEnd)
+        let added = critical { machine -> Bool in
+            guard machine.phase != .terminated, !repliesHaveEnded else { return false }
+            machine.processingObservers.append(listener)
+            storeObservation(of: machine.processingObservers)
+            return true
+        }
+        return added ? ObjectIdentifier(listener) : nil
+    }
+
+    /// Tells the processing observers what became of an input whose processing began at `start` (the
+    /// clock's reading, or `ProcessingClock.untimed` if only reply listeners were attached then), then
+    /// hands its reply to the reply listeners. Run by the processing role, with no lock held.
+    /// Inlinable (specialized in the caller's module), not inlined: unspecialized, it looked up generic
+    /// metadata for the record at every input.
     @inlinable @inline(never)
     func announceProcessing(
         _ reply: Reply<State, Input>, sentBy sender: EffectID?, effect: EffectID?, since start: UInt64
     ) {
-        let record = InputProcessing(
-            reply: reply, sentByEffect: sender, effect: effect, duration: .nanoseconds(ProcessingClock.now &- start),
-            number: processedInputs)
         // A copy: the observers run after the lock, and one removed meanwhile is let go of when the
         // copy is, here.
         let observers = critical { $0.processingObservers }
+        if start != ProcessingClock.untimed {
+            let record = InputProcessing(
+                reply: reply, sentByEffect: sender, effect: effect,
+                duration: .nanoseconds(ProcessingClock.now &- start), number: processedInputs)
+            for observer in observers {
+                observer.observe?(record)
+            }
+        }
         for observer in observers {
-            observer.observe(record)
+            observer.onReply?(reply)
         }
     }
 
     /// Lets go of the processing observers when `replies` ends (the termination, or `complete()`), after
-    /// the lock.
+    /// the lock, and tells the reply listeners.
     @inlinable
     func dropProcessingObservers() {
         guard isProcessingObserved else { return }
@@ -189,6 +271,8 @@ extension AutomatonEngine {
             }
             return machine.processingObservers
         }
-        _ = dropped
+        for observer in dropped {
+            observer.onEnd?()
+        }
     }
 }

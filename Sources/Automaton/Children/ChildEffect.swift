@@ -13,11 +13,12 @@ extension SignalProducer where Error == Never {
     /// effects have ended), and never otherwise.
     ///
     /// Order: `make` runs once per start, on the thread that starts the effect, after the parent's
-    /// reply to the input that started it. A child's reply comes before the parent's reply to the input
-    /// `replies` made of it; those inputs are processed in the order of the child's replies, at this
-    /// effect's level of the parent's `.latest` tree, and queued behind the parent's current input when
-    /// the parent is processing (an idle parent processes them at once, on the child's thread): the two
-    /// never interleave their processing.
+    /// reply to the input that started it. A child's reply reaches every observer of the child (its
+    /// `replies` and processing observers, whenever added) before `replies` maps it, so before the
+    /// parent processes the input made of it; those inputs are processed in the order of the child's
+    /// replies, at this effect's level of the parent's `.latest` tree, and queued behind the parent's
+    /// current input when the parent is processing (an idle parent processes them at once, on the
+    /// child's thread): the two never interleave their processing.
     ///
     /// This effect has no name: nothing can address the child. To send it inputs from the parent's
     /// rows, or to list the children of a parent, use ``ChildAutomaton`` or ``ChildAutomata``. It
@@ -83,23 +84,28 @@ enum ChildRun {
         let parent = parentEngine(of: lifetime, key: key)
         let child = make()
         let registration = prepare(child, key: key, parent: parent)
-        let held = Locked<Automaton<ChildState, ChildInput>?>(child)
-        child.replies.observe { event in
-            switch event {
-            case let .value(reply):
+        // A reply listener, not a `replies` observer: it hears each reply after every observer of the
+        // child (those added later through `child(_:in:)` too), so that the parent processes what it
+        // makes of a reply only once they have all heard it; and the child's `replies` is not made
+        // for it.
+        let listener = child.engine.addReplyListener(
+            onReply: { reply in
                 if let input = toParent(reply) { observer.send(value: input) }
-            case .completed, .interrupted:
-                observer.sendCompleted()
-            }
-        }
+            },
+            onEnd: { observer.sendCompleted() })
+        if listener == nil { observer.sendCompleted() }  // `make` returned a child that has ended
+        let held = Locked<Automaton<ChildState, ChildInput>?>(child)
         publish(registration, parent: parent)
         lifetime.observeEnded {
             unregister(registration)
-            // The child's release (user code) happens here, with no lock held.
+            // The child's release (user code) happens here, with no lock held. Someone else may still
+            // hold the child (through `child(_:in:)`): it then stops forwarding to this ended effect,
+            // and lets go of its observer (and so of the parent's engine).
             let released = held.withCriticalRegion { held in
                 defer { held = nil }
                 return held
             }
+            if let listener { released?.engine.removeProcessingObserver(listener) }
             withExtendedLifetime(released) {}
         }
     }
