@@ -168,6 +168,10 @@ enum EffectDirective: Sendable {
     /// Start nothing; after the reply, on the processing thread, call the action with the engine (a
     /// child automaton's forwarded input: see `ChildAutomata.send(_:to:)`).
     case afterReply(@Sendable (AnyObject) -> Void, forwardsTo: EffectKey?)
+    /// An ordinary, un-keyed effect that forwards an input to the child `forwardsTo` and sends its
+    /// answer back (`ChildAutomata.send(_:to:answer:)`): nothing for the engine, the key for the state
+    /// graph's labels.
+    case answering(forwardsTo: EffectKey)
 }
 
 /// An effect's directive, as the producer carries it: one class reference, which the engine reads
@@ -184,7 +188,8 @@ final class EffectDirectiveBox: Sendable {
     @usableFromInline let cancelKeys: [EffectKey]?
     /// The action of `.afterReply`; `nil` otherwise.
     @usableFromInline let afterReply: (@Sendable (AnyObject) -> Void)?
-    /// The key of the child `.afterReply` forwards to, for the state graph's labels; `nil` otherwise.
+    /// The key of the child `.afterReply` or `.answering` forwards to, for the state graph's labels;
+    /// `nil` otherwise.
     @usableFromInline let forwardKey: EffectKey?
 
     @inlinable
@@ -195,6 +200,8 @@ final class EffectDirectiveBox: Sendable {
         case let .cancel(keys): (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, keys, nil, nil)
         case let .afterReply(action, target):
             (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, [], action, target)
+        case let .answering(target):
+            (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, nil, nil, target)
         }
     }
 
@@ -203,7 +210,8 @@ final class EffectDirectiveBox: Sendable {
     var directive: EffectDirective {
         if let afterReply { return .afterReply(afterReply, forwardsTo: forwardKey) }
         if let cancelKeys { return .cancel(cancelKeys) }
-        return .keyed(key.unsafelyUnwrapped, policy.unsafelyUnwrapped)
+        if let key { return .keyed(key, policy.unsafelyUnwrapped) }
+        return .answering(forwardsTo: forwardKey.unsafelyUnwrapped)
     }
 }
 

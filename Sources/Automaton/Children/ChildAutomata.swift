@@ -115,6 +115,53 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
         }
     }
 
+    /// A row's effect that sends `input` to the running child `id` of this parent and feeds what
+    /// became of it through `answer` to the parent (`nil` ignores it): the child's reply to **this**
+    /// input (`.reply`, a `.success` or a refusal, `.failure`), `.noChild` if no child `id` runs (it
+    /// never started, has ended, was removed or replaced, or waits under `.queue`; the input is not
+    /// sent), or `.notProcessed` if the child ended before processing it. Nothing is dropped in silence.
+    ///
+    /// ```swift
+    /// \.paused | { count, _ in count } | { _, id in
+    ///     transfers.send(.pause, to: id) { answer in answer.isSuccess ? nil : .pauseRefused(id) }
+    /// }
+    /// ```
+    ///
+    /// Unlike ``send(_:to:)``, it is an effect of the parent, un-keyed (its events say when it starts
+    /// and ends; the state graph labels its edge `effect, send [name[id]]`): it starts after the
+    /// parent's reply, asks the child (as `Automaton.ask(_:onReply:)` does), and ends once the answer
+    /// has been sent, so the answer's input is processed at this effect's level of the `.latest` tree,
+    /// and a `.latest` replacement, the parent's interruption or its release cancel the wait (the child
+    /// still processes the input; its answer is dropped, and `answer` is not called).
+    ///
+    /// - Order: the child processes the input at once if it is idle (on the parent's processing thread,
+    ///   while the effect starts), otherwise in its turn behind its current input. Its reply reaches
+    ///   the child's observers, then the input the child's own `start(replies:)` made of it, then
+    ///   `answer`, on the child's processing thread; the answer's input is queued behind the inputs
+    ///   queued before it (so after the reply's input made by `start`), and processed by the parent in
+    ///   its turn. `.noChild` is answered at once, while the effect starts, and processed right after
+    ///   it, before anything queued later.
+    /// - Several children of `id` (`.merge`): the input goes to each, in start order, and `answer` is
+    ///   called once per child, as each answers (in the children's order if they are idle); the effect
+    ///   ends after the last.
+    /// - Threads: `answer` runs on the thread that answers (the child's processing thread, or the thread
+    ///   terminating it), with no lock held; it holds up the child while it runs, as a `replies`
+    ///   observer does.
+    ///
+    /// Return it from a row unchanged (or keyed: `.keyed(key, policy)`): an operator such as `map` or
+    /// `delay` hides the parent, and the effect stops the process with a precondition failure when it
+    /// starts.
+    @inlinable
+    public func send<ParentInput: Sendable>(
+        _ input: Input, to id: ID, answer: @escaping @Sendable (ChildAnswer<State, Input>) -> ParentInput?
+    ) -> SignalProducer<ParentInput, Never> {
+        let key = EffectKey(key(id))
+        return SignalProducer<ParentInput, Never> { observer, lifetime in
+            ChildRun.ask(input, key: key, observer: observer, lifetime: lifetime, answer: answer)
+        }
+        .attaching(EffectDirectiveBox(.answering(forwardsTo: key)))
+    }
+
     /// An effect that cancels the children `ids` (running, or waiting under `.queue`), which releases
     /// them, before the parent's new state and reply, as `.cancel` does.
     public func remove<ParentInput: Sendable>(_ ids: ID...) -> SignalProducer<ParentInput, Never> {

@@ -78,6 +78,16 @@ public struct ChildAutomaton<State: Sendable, Input: Sendable>: Sendable {
         kind.send(input, to: ChildAutomatonID())
     }
 
+    /// A row's effect that sends `input` to the running child and feeds what became of it through
+    /// `answer` to the parent: its reply, `.noChild`, or `.notProcessed`; see
+    /// ``ChildAutomata/send(_:to:answer:)``.
+    @inlinable
+    public func send<ParentInput: Sendable>(
+        _ input: Input, answer: @escaping @Sendable (ChildAnswer<State, Input>) -> ParentInput?
+    ) -> SignalProducer<ParentInput, Never> {
+        kind.send(input, to: ChildAutomatonID(), answer: answer)
+    }
+
     /// An effect that cancels the child, which releases it, before the parent's new state and reply.
     public func stop<ParentInput: Sendable>() -> SignalProducer<ParentInput, Never> {
         kind.remove(ChildAutomatonID())

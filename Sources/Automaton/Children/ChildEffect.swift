@@ -110,6 +110,66 @@ enum ChildRun {
         }
     }
 
+    /// Sends `input` to the running children of `key` in the parent of the effect whose run is
+    /// `observer` and `lifetime` (`ChildAutomata.send(_:to:answer:)`), and sends what `answer` makes of
+    /// each child's answer (or of `.noChild`) to the parent, then ends the effect.
+    @inlinable
+    static func ask<ChildState: Sendable, ChildInput: Sendable, ParentInput: Sendable>(
+        _ input: ChildInput,
+        key: EffectKey,
+        observer: Observer<ParentInput, Never>,
+        lifetime: Lifetime,
+        answer: @escaping @Sendable (ChildAnswer<ChildState, ChildInput>) -> ParentInput?
+    ) {
+        guard !lifetime.hasEnded else { return }
+        let parent = answeringParent(of: lifetime)
+        let children = ChildRegistry.shared.children(of: parent, key: key).compactMap {
+            $0.automaton as? Automaton<ChildState, ChildInput>
+        }
+        // Sends the parent's input for `childAnswer`, unless the effect was cancelled meanwhile.
+        let deliver = { @Sendable (childAnswer: ChildAnswer<ChildState, ChildInput>) in
+            guard !lifetime.hasEnded, let value = answer(childAnswer) else { return }
+            observer.send(value: value)
+        }
+        switch children.count {
+        case 0:
+            deliver(.noChild)
+            observer.sendCompleted()
+        case 1:
+            children[0].ask(input) { result in
+                deliver(ChildAnswer(result))
+                observer.sendCompleted()
+            }
+        default:
+            // Each answer is sent before the count is taken down, so the last one ends the effect
+            // after every value (an effect's input sent after its end is dropped).
+            let waiting = Locked(children.count)
+            for child in children {
+                child.ask(input) { result in
+                    deliver(ChildAnswer(result))
+                    let isLast = waiting.withCriticalRegion { waiting in
+                        waiting -= 1
+                        return waiting == 0
+                    }
+                    if isLast { observer.sendCompleted() }
+                }
+            }
+        }
+    }
+
+    /// The parent's engine of an answered forward; stops the process if the effect was started where
+    /// none can be found.
+    @usableFromInline
+    static func answeringParent(of lifetime: Lifetime) -> AnyObject {
+        guard let parent = lifetime.parentEngine else {
+            preconditionFailure(
+                "ChildAutomata.send(_:to:answer:) (or ChildAutomaton.send(_:answer:)) was started outside an "
+                    + "automaton's row, or wrapped in an operator (map, delay, ...), which hides the parent it "
+                    + "answers to: return it from the row unchanged")
+        }
+        return parent
+    }
+
     /// The parent's engine, for a named child (`key` not `nil`); stops the process if the effect was
     /// started where none can be found.
     @usableFromInline

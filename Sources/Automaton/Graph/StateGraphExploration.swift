@@ -178,6 +178,9 @@ struct EdgeEffect {
             cancelledKeys = keys
         case let .afterReply(_, target)?:  // an input forwarded to a child automaton: no effect of this machine
             forwardedTo = target
+        case let .answering(target)?:  // forwarded, answered by an effect of this machine
+            starts = true
+            forwardedTo = target
         case nil:
             starts = !producer.isEmpty
         }

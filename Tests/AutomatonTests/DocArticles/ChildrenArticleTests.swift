@@ -104,6 +104,30 @@ func makeDownloads(_ transfers: ChildAutomata<String, Transfer, TransferInput>) 
 // README-CHILDREN-DOWNLOADS-END
 // DOCC-CHILDREN-DOWNLOADS-END
 
+// DOCC-CHILDREN-ANSWERS-BEGIN
+enum CheckedInput: Sendable, Equatable {
+    case add(String), pause(String), refused(String)
+    var added: String? { if case let .add(id) = self { id } else { nil } }
+    var paused: String? { if case let .pause(id) = self { id } else { nil } }
+    var refusedID: String? { if case let .refused(id) = self { id } else { nil } }
+}
+
+/// A manager that learns what became of each pause: its state counts the pauses that did not happen.
+func makeCheckedDownloads(_ transfers: ChildAutomata<String, Transfer, TransferInput>) -> Automaton<
+    Int, CheckedInput
+> {
+    Automaton(
+        state: 0,
+        table: [
+            \.added | { count, _ in count } | { _, id in transfers.start(id) },
+            \.paused | { count, _ in count } | { _, id in
+                transfers.send(.pause, to: id) { answer in answer.isSuccess ? nil : .refused(id) }
+            },
+            \.refusedID | { count, _ in count + 1 },
+        ])
+}
+// DOCC-CHILDREN-ANSWERS-END
+
 // DOCC-CHILDREN-UNNAMED-BEGIN
 /// A two-factor machine that reads the codes from a keypad's signal, not from its parent.
 func makeKeypadVerification(code: String, keypad: Signal<VerificationInput, Never>) -> Automaton<
@@ -227,6 +251,37 @@ struct ChildrenArticleTests {
         #expect(transfers.ids(in: tester.automaton).isEmpty)
         tester.finish()
         // DOCC-CHILDREN-DOWNLOADS-FINISH-END
+    }
+
+    @Test("the manager learns that a transfer refused a pause, and that no transfer ran")
+    func answers() {
+        // DOCC-CHILDREN-ANSWERS-TEST-BEGIN
+        let transfers = ChildAutomata<String, Transfer, TransferInput>("transfers") { _ in makeTransfer() }
+        let tester = AutomatonTester(makeCheckedDownloads(transfers))
+        tester.recordReplies(of: transfers)
+        tester.send(.add("a.zip"))
+        tester.send(.pause("a.zip"))
+        tester.send(.pause("a.zip"))  // paused already: refused
+        tester.send(.pause("b.zip"))  // no transfer b.zip runs
+        tester.expect([
+            .success(.add("a.zip"), 0, 0),
+            .started(by: .add("a.zip"), key: transfers.key("a.zip")),
+            .success(.pause("a.zip"), 0, 0),
+            .started(by: .pause("a.zip")),  // the answered forward is an effect of the manager
+            .child(transfers, "a.zip", .success(.pause, .running(chunks: 0), .paused(chunks: 0))),
+            .ended(),  // answered: accepted, nothing sent back
+            .success(.pause("a.zip"), 0, 0),
+            .started(by: .pause("a.zip")),
+            .child(transfers, "a.zip", .failure(.pause, .paused(chunks: 0))),
+            .ended(),
+            .success(.refused("a.zip"), 0, 1),
+            .success(.pause("b.zip"), 1, 1),
+            .started(by: .pause("b.zip")),
+            .ended(),  // answered at once: no child
+            .success(.refused("b.zip"), 1, 2),
+        ])
+        tester.finish(skipRunningEffects: true)  // a.zip still runs
+        // DOCC-CHILDREN-ANSWERS-TEST-END
     }
 
     @Test("an unnamed child tells its parent each state it enters, and ends when its replies end")
