@@ -4,7 +4,11 @@ import Testing
 
 extension AutomatonTester {
     /// Records the replies of the automaton's children of `kind` among its own steps, in one list:
-    /// each as a `.child(key, reply)` step, before the parent's reply to the input it maps to.
+    /// each as a `.child(key, reply)` step, before the parent's reply to the input it maps to. Records
+    /// too each input the automaton's rows forward (`send(_:to:)`) to a child of `kind` that does not
+    /// run (never started, ended, removed, waiting under `.queue`), which is dropped: an
+    /// `.undelivered(input, to: kind, id)` step, after the parent's reply to the forwarding input (and
+    /// no warning is printed for it).
     ///
     /// Call it before the children start: a child that started before is not recorded, and a call made
     /// while children of the kind run records an issue at `sourceLocation`. The tester records until it
@@ -32,13 +36,19 @@ extension AutomatonTester {
                     + "Call it before they start, right after making the tester.",
                 at: sourceLocation)
         }
-        let watch = kind.watchReplies(of: automaton) { [recorded] key, reply in
+        let watch = kind.watchReplies(
+            of: automaton,
+            undelivered: { [recorded] key, input in
+                recorded.withCriticalRegion { $0.append(Step(.undelivered(EffectKey(key), ChildValue(input)))) }
+            }
+        ) { [recorded] key, reply in
             recorded.withCriticalRegion { $0.append(.child(key, reply)) }
         }
         childWatches.withCriticalRegion { $0.append(watch) }
     }
 
-    /// Records the replies of the automaton's child `child`; see `recordReplies(of:)` for a kind.
+    /// Records the replies of the automaton's child `child`, and the inputs forwarded to it while it
+    /// does not run (`.undelivered(input, to: child)`); see `recordReplies(of:)` for a kind.
     public func recordReplies<ChildState: Sendable & Equatable, ChildInput: Sendable & Equatable>(
         of child: ChildAutomaton<ChildState, ChildInput>,
         sourceLocation: SourceLocation = #_sourceLocation
@@ -49,7 +59,12 @@ extension AutomatonTester {
                     + "Call it before it starts, right after making the tester.",
                 at: sourceLocation)
         }
-        let watch = child.watchReplies(of: automaton) { [recorded] key, reply in
+        let watch = child.watchReplies(
+            of: automaton,
+            undelivered: { [recorded] key, input in
+                recorded.withCriticalRegion { $0.append(Step(.undelivered(EffectKey(key), ChildValue(input)))) }
+            }
+        ) { [recorded] key, reply in
             recorded.withCriticalRegion { $0.append(.child(key, reply)) }
         }
         childWatches.withCriticalRegion { $0.append(watch) }
@@ -81,25 +96,43 @@ extension Step {
     public static func child<ID, ChildState: Sendable & Equatable, ChildInput: Sendable & Equatable>(
         _ key: ChildKey<ID>, _ reply: Reply<ChildState, ChildInput>
     ) -> Step {
-        Step(.child(EffectKey(key), ChildReplyValue(reply)))
+        Step(.child(EffectKey(key), ChildValue(reply)))
     }
 }
 
-/// A child's reply, type-erased, compared with its own `==`.
+extension Step {
+    /// An input the automaton's rows forwarded to `child` while it did not run: dropped. Recorded by
+    /// `AutomatonTester.recordReplies(of:)`: `.undelivered(.enter("123"), to: twoFactor)`.
+    public static func undelivered<ChildState: Sendable & Equatable, ChildInput: Sendable & Equatable>(
+        _ input: ChildInput, to child: ChildAutomaton<ChildState, ChildInput>
+    ) -> Step {
+        Step(.undelivered(EffectKey(child.key), ChildValue(input)))
+    }
+
+    /// An input the automaton's rows forwarded to the child `id` of `kind` while none ran: dropped.
+    /// Recorded by `AutomatonTester.recordReplies(of:)`: `.undelivered(.pause, to: transfers, "b.zip")`.
+    public static func undelivered<ID, ChildState: Sendable & Equatable, ChildInput: Sendable & Equatable>(
+        _ input: ChildInput, to kind: ChildAutomata<ID, ChildState, ChildInput>, _ id: ID
+    ) -> Step {
+        Step(.undelivered(EffectKey(kind.key(id)), ChildValue(input)))
+    }
+}
+
+/// A child's reply or input, type-erased, compared with its own `==`.
 @usableFromInline
-struct ChildReplyValue: Sendable, Equatable {
-    let reply: any Sendable
+struct ChildValue: Sendable, Equatable {
+    let value: any Sendable
     let description: String
     let isEqual: @Sendable (any Sendable) -> Bool
 
-    init<ChildState: Sendable & Equatable, ChildInput: Sendable & Equatable>(_ reply: Reply<ChildState, ChildInput>) {
-        self.reply = reply
-        description = "\(reply)"
-        isEqual = { other in (other as? Reply<ChildState, ChildInput>) == reply }
+    init<Value: Sendable & Equatable>(_ value: Value) {
+        self.value = value
+        description = "\(value)"
+        isEqual = { other in (other as? Value) == value }
     }
 
     @usableFromInline
-    static func == (lhs: ChildReplyValue, rhs: ChildReplyValue) -> Bool {
-        lhs.isEqual(rhs.reply)
+    static func == (lhs: ChildValue, rhs: ChildValue) -> Bool {
+        lhs.isEqual(rhs.value)
     }
 }

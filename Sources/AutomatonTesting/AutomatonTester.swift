@@ -284,7 +284,8 @@ private struct WeakAutomaton<State: Sendable, Input: Sendable>: Sendable {
     }
 }
 
-/// One thing an automaton did: a reply, or an effect's start, end or cancellation.
+/// One thing an automaton did: a reply, or an effect's start, end or cancellation; with
+/// `AutomatonTester.recordReplies(of:)`, a child's reply or an input forwarded to no running child.
 ///
 /// Effect steps name what happened and the effect's key, not its number, so a test reads as the
 /// story of the machine: two steps are equal when they say the same thing, whatever their
@@ -298,7 +299,10 @@ public struct Step<State: Sendable & Equatable, Input: Sendable & Equatable>: Se
         case reply(Reply<State, Input>)
         case effect(EffectEvent<Input>.Kind, key: EffectKey?)
         /// A reply of the child automaton whose effect has this key (`AutomatonTester.recordReplies(of:)`).
-        case child(EffectKey, ChildReplyValue)
+        case child(EffectKey, ChildValue)
+        /// An input forwarded to the child of this key while none ran: dropped
+        /// (`AutomatonTester.recordReplies(of:)`).
+        case undelivered(EffectKey, ChildValue)
     }
 
     let kind: Kind
@@ -371,6 +375,8 @@ public struct Step<State: Sendable & Equatable, Input: Sendable & Equatable>: Se
             return "\(reply)"
         case let .child(key, reply):
             return "child [\(key)] \(reply.description)"
+        case let .undelivered(key, input):
+            return "child [\(key)] not running: \(input.description) dropped"
         case let .effect(kind, key):
             let name = "effect" + (key.map { " [\($0)]" } ?? "")
             switch kind {

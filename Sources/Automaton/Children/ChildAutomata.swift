@@ -97,9 +97,12 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
     /// the parent (no effect events; it cancels nothing by key).
     ///
     /// If no child `id` runs (it has not started, has ended, waits under `.queue`), the input is
-    /// dropped. The child processes it at once if it is idle, on this thread; otherwise it is queued
-    /// behind the child's current input. What the child replies reaches the parent as an input queued
-    /// behind the one being processed.
+    /// dropped, and not in silence: an `AutomatonTester` recording this kind (`recordReplies(of:)`)
+    /// records it as an `.undelivered` step, and in debug builds, with no such tester, one warning line
+    /// naming the child and the input goes to standard error. To have the parent learn of it, forward
+    /// with ``send(_:to:answer:)``. The child processes it at once if it is idle, on this thread;
+    /// otherwise it is queued behind the child's current input. What the child replies reaches the
+    /// parent as an input queued behind the one being processed.
     ///
     /// Return it from a row, unchanged: it needs the parent, which an operator applied to it (`map`,
     /// `delay`) hides, and then it stops the process with a precondition failure when it runs.
@@ -109,9 +112,13 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
     public func send<ParentInput: Sendable>(_ input: Input, to id: ID) -> SignalProducer<ParentInput, Never> {
         let key = EffectKey(key(id))
         return SignalProducer<ParentInput, Never>.forwarding(to: key) { engine in
+            var delivered = false
             for child in ChildRegistry.shared.children(of: engine, key: key) {
-                (child.automaton as? Automaton<State, Input>)?.send(input)
+                guard let automaton = child.automaton as? Automaton<State, Input> else { continue }
+                automaton.send(input)
+                delivered = true
             }
+            if !delivered { ChildRun.undelivered(input, to: key, parent: engine) }
         }
     }
 

@@ -157,6 +157,26 @@ enum ChildRun {
         }
     }
 
+    /// An input the parent `parent` forwarded (`ChildAutomata.send(_:to:)`) to the child of `key`,
+    /// which does not run, was dropped: the parent's watchers (an `AutomatonTester`) are told, with no
+    /// lock held; in debug builds, if none watches that kind, one warning line goes to standard error.
+    /// Not generic: it is off the forwarding path.
+    @usableFromInline
+    static func undelivered(_ input: any Sendable, to key: EffectKey, parent: AnyObject) {
+        var watched = false
+        for watcher in ChildRegistry.shared.watchers(of: parent) where watcher.parent === parent {
+            if watcher.undelivered(key, input) { watched = true }
+        }
+        #if DEBUG
+            if !watched {
+                RuntimeWarning.emit(
+                    "Automaton: the input \(input) forwarded to the child \(key) was dropped: no child \(key) runs "
+                        + "(never started, ended, removed, or waiting under .queue). Forward with "
+                        + "send(_:to:answer:) for the parent to learn of it.")
+            }
+        #endif
+    }
+
     /// The parent's engine of an answered forward; stops the process if the effect was started where
     /// none can be found.
     @usableFromInline

@@ -56,19 +56,27 @@ final class RegisteredChild: @unchecked Sendable {
     }
 }
 
-/// Told of each child that starts under one parent, before the child processes anything (an
-/// `AutomatonTester` recording its children's replies).
+/// Told of each child that starts under one parent, before the child processes anything, and of each
+/// input the parent's rows forwarded to a child that does not run (an `AutomatonTester` recording its
+/// children's replies).
 final class ChildWatcher: @unchecked Sendable {
-    // Safe: both fields are set by `init`; `action` never changes, and `parent` changes only to `nil`,
-    // by the runtime, which reads and clears weak references atomically.
+    // Safe: every field is set by `init`; `action` and `undelivered` never change, and `parent` changes
+    // only to `nil`, by the runtime, which reads and clears weak references atomically.
     /// The parent's engine, weakly: a watcher whose parent is gone is never called (its address may be
     /// another engine's by then).
     weak var parent: AnyObject?
     let action: @Sendable (RegisteredChild) -> Void
+    /// Told of an input forwarded to the child of a key that does not run; returns whether it watches
+    /// that key's kind (then no warning is printed).
+    let undelivered: @Sendable (EffectKey, any Sendable) -> Bool
 
-    init(parent: AnyObject, action: @escaping @Sendable (RegisteredChild) -> Void) {
+    init(
+        parent: AnyObject, action: @escaping @Sendable (RegisteredChild) -> Void,
+        undelivered: @escaping @Sendable (EffectKey, any Sendable) -> Bool
+    ) {
         self.parent = parent
         self.action = action
+        self.undelivered = undelivered
     }
 }
 
@@ -214,29 +222,42 @@ package final class ChildReplyWatch: Sendable {
 
 extension ChildAutomata {
     /// Calls `action` with each reply of each child of this kind that `parent` starts from now on,
-    /// before the parent hears of it: for `AutomatonTester`.
+    /// before the parent hears of it, and `undelivered` with each input the parent's rows forward
+    /// (`send(_:to:)`) to a child of this kind that does not run: for `AutomatonTester`. With a watch,
+    /// such an input prints no warning, whether `undelivered` is given or not.
     package func watchReplies<ParentState, ParentInput>(
         of parent: Automaton<ParentState, ParentInput>,
+        undelivered: (@Sendable (ChildKey<ID>, Input) -> Void)? = nil,
         _ action: @escaping @Sendable (ChildKey<ID>, Reply<State, Input>) -> Void
     ) -> ChildReplyWatch {
         let name = name
-        let watcher = ChildWatcher(parent: parent.engine) { registered in
-            guard let key = registered.key.value.base as? ChildKey<ID>, key.name == name,
-                let child = registered.automaton as? Automaton<State, Input>
-            else { return }
-            child.replies.observeValues { reply in action(key, reply) }
-        }
+        let watcher = ChildWatcher(
+            parent: parent.engine,
+            action: { registered in
+                guard let key = registered.key.value.base as? ChildKey<ID>, key.name == name,
+                    let child = registered.automaton as? Automaton<State, Input>
+                else { return }
+                child.replies.observeValues { reply in action(key, reply) }
+            },
+            undelivered: { key, input in
+                guard let key = key.value.base as? ChildKey<ID>, key.name == name, let input = input as? Input else {
+                    return false
+                }
+                undelivered?(key, input)
+                return true
+            })
         return ChildReplyWatch(watcher, parent: parent.engine)
     }
 }
 
 extension ChildAutomaton {
-    /// See `ChildAutomata.watchReplies(of:_:)`.
+    /// See `ChildAutomata.watchReplies(of:undelivered:_:)`.
     package func watchReplies<ParentState, ParentInput>(
         of parent: Automaton<ParentState, ParentInput>,
+        undelivered: (@Sendable (ChildKey<ChildAutomatonID>, Input) -> Void)? = nil,
         _ action: @escaping @Sendable (ChildKey<ChildAutomatonID>, Reply<State, Input>) -> Void
     ) -> ChildReplyWatch {
-        kind.watchReplies(of: parent, action)
+        kind.watchReplies(of: parent, undelivered: undelivered, action)
     }
 }
 

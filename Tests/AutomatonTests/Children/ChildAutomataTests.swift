@@ -35,6 +35,7 @@ import Testing
             .success(.tick("b"), 0, 0),
             .child(downloads.key("b"), DReply.failure(.tick, .paused(0))),
             .success(.tick("c"), 0, 0),
+            .undelivered(.tick, to: downloads, "c"),
         ])
         #expect(downloads.state(of: "a", in: tester.automaton) == .downloading(1))
         #expect(downloads.state(of: "b", in: tester.automaton) == .paused(0))

@@ -60,6 +60,7 @@ import Testing
         tester.expect([
             .success(.other, .loggedOut, .verifying),
             .success(.code("123"), .verifying, .verifying),
+            .undelivered(.enter("123"), to: twoFactor),
         ])
         tester.finish()
     }

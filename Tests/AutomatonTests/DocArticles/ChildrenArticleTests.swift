@@ -234,7 +234,7 @@ struct ChildrenArticleTests {
         // DOCC-CHILDREN-DOWNLOADS-FINISH-BEGIN
         for _ in 0..<3 { tester.send(.chunk("a.zip")) }
         tester.send(.remove("b.zip"))
-        tester.send(.pause("b.zip"))  // no transfer b.zip runs: dropped
+        tester.send(.pause("b.zip"))  // no transfer b.zip runs: dropped, and recorded
         tester.expect([
             .success(.chunk("a.zip"), 0, 0),
             .child(transfers, "a.zip", .success(.chunk, .running(chunks: 0), .running(chunks: 1))),
@@ -247,6 +247,7 @@ struct ChildrenArticleTests {
             .cancelled(.cancelled(by: .remove("b.zip")), key: transfers.key("b.zip")),
             .success(.remove("b.zip"), 1, 1),
             .success(.pause("b.zip"), 1, 1),
+            .undelivered(.pause, to: transfers, "b.zip"),
         ])
         #expect(transfers.ids(in: tester.automaton).isEmpty)
         tester.finish()
