@@ -87,12 +87,14 @@ final class ChildWatcher: @unchecked Sendable {
 package final class ChildRegistry: Sendable {
     @usableFromInline static let shared = ChildRegistry()
 
-    /// A parent's children, by their keys' hashes, and its watchers.
+    /// A parent's children, by their keys' hashes, its watchers, and the watches of its children's ids
+    /// (`ChildAutomata.liveIDs(in:)`), told of every change.
     private struct Parent {
         var children: [Int: [RegisteredChild]] = [:]
         var count = 0
         var watchers: [ChildWatcher] = []
-        var isEmpty: Bool { count == 0 && watchers.isEmpty }
+        var idsWatches: [ChildIDsWatchBase] = []
+        var isEmpty: Bool { count == 0 && watchers.isEmpty && idsWatches.isEmpty }
     }
 
     private static let shardCount = 16
@@ -122,13 +124,18 @@ package final class ChildRegistry: Sendable {
         return shard(of: id).withCriticalRegion { parents in parents[id]?.watchers ?? [] }
     }
 
-    /// Registers `child` under `parent`: from now on the parent's rows find it.
+    /// Registers `child` under `parent`: from now on the parent's rows find it. Then tells the watches
+    /// of the parent's ids, with no lock held.
     func add(_ child: RegisteredChild, to parent: AnyObject) {
         let id = ObjectIdentifier(parent)
         let hash = child.key.storage.hash
-        shard(of: id).withCriticalRegion { parents in
+        let watches = shard(of: id).withCriticalRegion { parents -> [ChildIDsWatchBase] in
             parents[id, default: Parent()].children[hash, default: []].append(child)
             parents[id]!.count += 1
+            return parents[id]!.idsWatches
+        }
+        for watch in watches {
+            watch.childrenChanged(key: child.key)
         }
     }
 
@@ -143,14 +150,19 @@ package final class ChildRegistry: Sendable {
         // an entry could be this one, and its child with it).
         var removed: RegisteredChild?
         var emptied: Parent?
+        var watches: [ChildIDsWatchBase] = []
         shard(of: id).withCriticalRegion { parents in
             guard let index = parents[id]?.children[hash]?.firstIndex(where: { $0 === child }) else { return }
             removed = parents[id]!.children[hash]!.remove(at: index)
             if parents[id]!.children[hash]!.isEmpty { parents[id]!.children[hash] = nil }
             parents[id]!.count -= 1
+            watches = parents[id]!.idsWatches
             if parents[id]!.isEmpty { emptied = parents.removeValue(forKey: id) }
         }
         withExtendedLifetime((removed, emptied)) {}
+        for watch in watches {
+            watch.childrenChanged(key: child.key)
+        }
     }
 
     /// The children of `parent` with key `key`, in start order. Candidates are found by hash under the
@@ -175,6 +187,33 @@ package final class ChildRegistry: Sendable {
     /// Whether anything is registered for the parent `id`.
     func contains(_ id: ObjectIdentifier) -> Bool {
         shard(of: id).withCriticalRegion { $0[id] != nil }
+    }
+
+    /// The watch of the ids of `parent`'s children named `name` whose ids are of type `idType`, if one
+    /// was added; else `watch`, added now. The caller releases what it does not keep after the lock.
+    func idsWatch(_ watch: ChildIDsWatchBase, parent: AnyObject) -> ChildIDsWatchBase {
+        let id = ObjectIdentifier(parent)
+        return shard(of: id).withCriticalRegion { parents in
+            if let existing = parents[id]?.idsWatches.first(where: {
+                $0.name == watch.name && $0.idType == watch.idType
+            }) {
+                return existing
+            }
+            parents[id, default: Parent()].idsWatches.append(watch)
+            return watch
+        }
+    }
+
+    /// Removes the ids watch `watch` of the parent `parent` (released by the caller, after the lock).
+    func removeIDsWatch(_ watch: ChildIDsWatchBase, parent: ObjectIdentifier) {
+        var removed: ChildIDsWatchBase?
+        var emptied: Parent?
+        shard(of: parent).withCriticalRegion { parents in
+            guard let index = parents[parent]?.idsWatches.firstIndex(where: { $0 === watch }) else { return }
+            removed = parents[parent]!.idsWatches.remove(at: index)
+            if parents[parent]!.isEmpty { emptied = parents.removeValue(forKey: parent) }
+        }
+        withExtendedLifetime((removed, emptied)) {}
     }
 
     /// Tells `watcher` of every child that starts under its parent from now on, until `unwatch`.
@@ -262,8 +301,9 @@ extension ChildAutomaton {
 }
 
 extension Automaton {
-    /// Whether the registry of named children holds anything for this automaton (children or a
-    /// tester's watch): for the package's tests, which check that released children leave nothing.
+    /// Whether the registry of named children holds anything for this automaton (children, a tester's
+    /// watch, or a `liveIDs(in:)` watch): for the package's tests, which check that released children
+    /// leave nothing.
     package var hasRegisteredChildren: Bool {
         let id = ObjectIdentifier(engine)
         return ChildRegistry.shared.contains(id)

@@ -254,6 +254,20 @@ struct ChildrenArticleTests {
         // DOCC-CHILDREN-DOWNLOADS-FINISH-END
     }
 
+    @Test("a view lists the transfers as they are added and removed, without polling")
+    func watchingTheChildren() {
+        // DOCC-CHILDREN-LIVE-IDS-BEGIN
+        let transfers = ChildAutomata<String, Transfer, TransferInput>("transfers") { _ in makeTransfer() }
+        let manager = makeDownloads(transfers)
+        let listed = MutableProperty<[[String]]>([])
+        transfers.liveIDs(in: manager).producer.startWithValues { ids in listed.modify { $0.append(ids) } }
+        manager.send(.add("a.zip"))
+        manager.send(.add("b.zip"))
+        manager.send(.remove("a.zip"))
+        #expect(listed.value == [[], ["a.zip"], ["a.zip", "b.zip"], ["b.zip"]])
+        // DOCC-CHILDREN-LIVE-IDS-END
+    }
+
     @Test("the manager learns that a transfer refused a pause, and that no transfer ran")
     func answers() {
         // DOCC-CHILDREN-ANSWERS-TEST-BEGIN
