@@ -192,13 +192,41 @@ public struct ChildAutomata<ID: Hashable & Sendable, State: Sendable, Input: Sen
     /// For reading and observing it. What holds the returned automaton keeps it alive after its effect
     /// has ended (released by the parent, it no longer runs its effects); hold it no longer than needed,
     /// and send to it through the parent's rows (``send(_:to:)``), not directly, so that the parent's
-    /// tests see each input.
+    /// tests see each input. What it hands out holds only its internal parts, not the child: its
+    /// `replies`, `effectEvents` (also ``replies(of:in:)``, ``effectEvents(of:in:)``) and `state`
+    /// can be kept while the child is released.
     public func child<ParentState, ParentInput>(_ id: ID, in parent: Automaton<ParentState, ParentInput>)
         -> Automaton<State, Input>?
     {
         let key = EffectKey(key(id))
         return ChildRegistry.shared.children(of: parent.engine, key: key).lazy
             .compactMap { $0.automaton as? Automaton<State, Input> }.first
+    }
+
+    /// The effect events of `parent`'s running child `id` (the first started, if several run under
+    /// `.merge`), or `nil` if none runs: the child's own `effectEvents`, reached without keeping the
+    /// child alive.
+    ///
+    /// The signal holds neither the child nor `parent`: the child is released when its effect ends
+    /// (removed, replaced, its parent released) whoever holds the signal, which then sends the
+    /// cancellation of the child's running effects (`.cancelled(.released)`) and completes. Its
+    /// threads and order are those of `Automaton.effectEvents`: an observer hears the events decided
+    /// after it was added.
+    public func effectEvents<ParentState, ParentInput>(
+        of id: ID, in parent: Automaton<ParentState, ParentInput>
+    ) -> Signal<EffectEvent<Input>, Never>? {
+        child(id, in: parent)?.effectEvents
+    }
+
+    /// The replies of `parent`'s running child `id` (the first started, if several run under
+    /// `.merge`), or `nil` if none runs: the child's own `replies`, reached without keeping the child
+    /// alive. Each reply reaches its observers before the parent processes the input the child's
+    /// `start(replies:)` made of it; the signal completes when the child is released (removed,
+    /// replaced, its parent released), whoever holds it. See ``effectEvents(of:in:)``.
+    public func replies<ParentState, ParentInput>(
+        of id: ID, in parent: Automaton<ParentState, ParentInput>
+    ) -> Signal<Reply<State, Input>, Never>? {
+        child(id, in: parent)?.replies
     }
 
     /// The current state of `parent`'s running child `id`, if any.

@@ -100,6 +100,22 @@ public struct ChildAutomaton<State: Sendable, Input: Sendable>: Sendable {
         kind.child(ChildAutomatonID(), in: parent)
     }
 
+    /// The effect events of `parent`'s running child, if any, reached without keeping the child alive;
+    /// see ``ChildAutomata/effectEvents(of:in:)``.
+    public func effectEvents<ParentState, ParentInput>(in parent: Automaton<ParentState, ParentInput>)
+        -> Signal<EffectEvent<Input>, Never>?
+    {
+        kind.effectEvents(of: ChildAutomatonID(), in: parent)
+    }
+
+    /// The replies of `parent`'s running child, if any, reached without keeping the child alive; see
+    /// ``ChildAutomata/replies(of:in:)``.
+    public func replies<ParentState, ParentInput>(in parent: Automaton<ParentState, ParentInput>)
+        -> Signal<Reply<State, Input>, Never>?
+    {
+        kind.replies(of: ChildAutomatonID(), in: parent)
+    }
+
     /// The state of `parent`'s running child, if any.
     public func state<ParentState, ParentInput>(in parent: Automaton<ParentState, ParentInput>) -> State? {
         kind.state(of: ChildAutomatonID(), in: parent)
