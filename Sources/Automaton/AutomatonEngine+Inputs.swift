@@ -94,6 +94,23 @@ extension AutomatonEngine {
         }
     }
 
+    /// `process(_:)` for an effect's held value (`processHeldInputs()`, the synchronous feedback): a
+    /// copy of its own, as `process(sent:)` is, so that a held value, which nobody waits for, neither
+    /// tests nor keeps a reply target (BENCHMARKS.md, "Request and reply"). Not inlined: a third
+    /// inlined copy of the body made the others' code worse (W2 236 when `send` shared this one).
+    @inlinable @inline(never)
+    func process(held: HeldInput<State, Input>) {
+        let pending = PendingInput<State, Input>(input: held.input, origin: held.origin)
+        let observation = processingObserversWord.load()
+        if _slowPath(observation != 0) {
+            let start =
+                observation & ProcessingObservation.timed != 0 ? ProcessingClock.now : ProcessingClock.untimed
+            process(pending, observedSince: start)
+        } else {
+            process(pending, observedSince: 0)
+        }
+    }
+
     /// `process(_:)`, telling the processing observers (see `Automaton.observeProcessing(_:)`) and the
     /// reply listeners if `start`, the instant processing began (`ProcessingClock`; `untimed` if only
     /// reply listeners are attached), is not 0. Inlined into both branches

@@ -91,15 +91,15 @@ extension AutomatonEngine {
     func processHeldInputs() {
         isProcessingHeldInputs = true
         defer { isProcessingHeldInputs = false }
-        while let pending = held.take()?.pending {
+        while let heldInput = held.take() {
             // Sequentially consistent, after the held word was set: if an effect ended on another
             // thread and missed that word, its thread set `blocked` first, and this sees it (see
             // `EngineStateMachine.effectEnded(_:onRunner:)`).
             guard gate.loadSequentially() == ProcessingGate.processing else {
-                queueHeld(pending)
+                queueHeld(heldInput.pending)
                 return
             }
-            process(pending)
+            process(held: heldInput)
         }
     }
 

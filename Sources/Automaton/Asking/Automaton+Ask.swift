@@ -55,10 +55,10 @@ extension Automaton {
     #endif
 
     /// `ask(_:)` for an input that must go through the lock: queued behind another, or refused.
-    @usableFromInline
+    @inlinable
     func askWaiting(_ input: Input) async throws(AskError) -> Reply<State, Input> {
         let waiter = ReplyWaiter<State, Input>()
-        engine.ask(queuing: input, waiter: waiter)
+        engine.ask(queuing: input, target: .waiter(waiter))
         if let answer = waiter.takeAnswer() { return try answer.get() }
         return try await waiter.wait().get()
     }
@@ -83,7 +83,7 @@ extension Automaton {
     ) async throws(AskError) -> Reply<State, Input> where C.Duration == Duration {
         if let answer = engine.askInline(input) { return try answer.get() }
         let waiter = ReplyWaiter<State, Input>()
-        engine.ask(queuing: input, waiter: waiter)
+        engine.ask(queuing: input, target: .waiter(waiter))
         if let answer = waiter.takeAnswer() { return try answer.get() }
         let answer = await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -118,7 +118,7 @@ extension Automaton {
     public func ask(
         _ input: Input, onReply: @escaping @Sendable (Result<Reply<State, Input>, AskError>) -> Void
     ) {
-        engine.ask(input, waiter: ReplyWaiter(handler: onReply))
+        engine.ask(input, target: .handler(onReply))
     }
 
     /// Whether the automaton has ended: its input signal was interrupted, or it completed and every

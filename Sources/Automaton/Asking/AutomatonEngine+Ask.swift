@@ -41,16 +41,16 @@ extension AutomatonEngine {
     /// Sends an outside input, as `send(_:from:)` does, and answers `waiter` with its reply, or with
     /// why it was not processed.
     @inlinable
-    func ask(_ input: Input, waiter: ReplyWaiter<State, Input>) {
+    func ask(_ input: Input, target: ReplyTarget<State, Input>) {
         if gate.compareExchange(expected: 0, desired: ProcessingGate.processing) {
             // Nothing queued, nobody processing, still active: process without the lock.
-            process(PendingInput(input: input, target: .waiter(waiter)))
+            process(PendingInput(input: input, target: target))
             if !gate.compareExchange(expected: ProcessingGate.processing, desired: 0) {
                 drain()
             }
             return
         }
-        ask(queuing: input, waiter: waiter)
+        ask(queuing: input, target: target)
     }
 
     /// `ask(_:waiter:)`'s fast path with no waiter: if nothing is queued and nobody processes, this
@@ -75,12 +75,12 @@ extension AutomatonEngine {
 
     /// `ask(_:waiter:)` through the lock: queued, processed by this thread, or refused.
     @inlinable
-    func ask(queuing input: Input, waiter: ReplyWaiter<State, Input>) {
+    func ask(queuing input: Input, target: ReplyTarget<State, Input>) {
         // Made here, not in the critical section: refused, it is released after the lock (a user's value).
-        let pending = PendingInput(input: input, target: .waiter(waiter))
+        let pending = PendingInput(input: input, target: target)
         switch critical({ $0.ask(pending) }) {
         case let .refused(error):
-            waiter.answer(.failure(error))
+            target.answer(.failure(error))
         case .queued:
             return
         case let .process(pending):

@@ -1,7 +1,8 @@
 import Signals
 
-/// Who waits for the reply to one input (`Automaton.ask`): a task (async form) or a handler
-/// (callback form). The engine answers it exactly once, with no lock held: with the reply, after
+/// A task waiting for the reply to one input it asked (`Automaton.ask`), when the input had to be
+/// queued (an input answered at once uses a slot of the asking frame, the callback form its handler:
+/// see `ReplyTarget`). The engine answers it exactly once, with no lock held: with the reply, after
 /// every `replies` observer and processing observer has heard it and before the transition's effect
 /// starts; or with the reason the input was not processed.
 ///
@@ -23,8 +24,6 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
         case answered(Answer)
         /// The task is suspended, waiting for the answer.
         case suspended(UnsafeContinuation<Answer, Never>)
-        /// The callback form: called with the answer.
-        case handler(@Sendable (Answer) -> Void)
         /// The task stopped waiting before the answer came (cancelled, or timed out: the error it got):
         /// an answer is dropped.
         case cancelled(AskError)
@@ -34,27 +33,19 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
 
     @usableFromInline let phase: Locked<Phase>
 
-    /// A waiter for a task, which takes the answer with `takeAnswer()` or `suspend(_:)`.
+    /// A waiter for a task, which takes the answer with `takeAnswer()` or `wait()`.
     @inlinable
     init() {
         phase = Locked(.waiting)
-    }
-
-    /// A waiter that calls `handler` with the answer, on the thread that answers.
-    @inlinable
-    init(handler: @escaping @Sendable (Answer) -> Void) {
-        phase = Locked(.handler(handler))
     }
 
     @usableFromInline
     enum AnswerAction {
         case none
         case resume(UnsafeContinuation<Answer, Never>)
-        case call(@Sendable (Answer) -> Void)
     }
 
-    /// Gives the answer: resumes the suspended task, calls the handler, or keeps the answer for the
-    /// task to take. With no lock held; called once per waiter.
+    /// Gives the answer: resumes the suspended task, or keeps the answer for the task to take. With no lock held; called once per waiter.
     @inlinable
     func answer(_ answer: Answer) {
         let action = phase.withCriticalRegion { phase -> AnswerAction in
@@ -65,11 +56,9 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
             case let .suspended(continuation):
                 phase = .done
                 return .resume(continuation)
-            case let .handler(handler):
-                phase = .done
-                return .call(handler)
             case .cancelled:
-                phase = .done
+                // Stays cancelled: the task may not have suspended yet, and `suspend` then resumes it
+                // with its error. The answer is dropped (released by the caller, after the lock).
                 return .none
             case .answered, .done:
                 preconditionFailure("Internal inconsistency: an input's reply given twice")
@@ -78,7 +67,6 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
         switch action {
         case .none: break
         case let .resume(continuation): continuation.resume(returning: answer)
-        case let .call(handler): handler(answer)
         }
     }
 
@@ -108,7 +96,7 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
             case let .cancelled(error):
                 // Stays cancelled: the engine's answer, still to come, is then dropped.
                 return .failure(error)
-            case .suspended, .handler, .done:
+            case .suspended, .done:
                 preconditionFailure("Internal inconsistency: a reply waiter suspended in phase \(phase)")
             }
         }
@@ -138,7 +126,7 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
             case let .suspended(continuation):
                 phase = .cancelled(error)
                 return continuation
-            case .answered, .handler, .cancelled, .done:
+            case .answered, .cancelled, .done:
                 return nil
             }
         }
@@ -158,13 +146,17 @@ enum ReplyTarget<State: Sendable, Input: Sendable>: @unchecked Sendable {
     // address sanitizer, over the ask tests in CI, reports a use after the frame's return if it did.
     case waiter(ReplyWaiter<State, Input>)
     case slot(UnsafeMutablePointer<ReplyWaiter<State, Input>.Answer?>)
+    /// The callback form's handler (`ask(_:onReply:)`), called with the answer, with no lock held: the
+    /// engine answers a target exactly once, so it needs no waiter's lock.
+    case handler(@Sendable (ReplyWaiter<State, Input>.Answer) -> Void)
 
-    /// Gives the answer: to the waiter, or into the slot.
+    /// Gives the answer: to the waiter, into the slot, or to the handler.
     @inlinable
     func answer(_ answer: ReplyWaiter<State, Input>.Answer) {
         switch self {
         case let .waiter(waiter): waiter.answer(answer)
         case let .slot(slot): slot.pointee = answer
+        case let .handler(handler): handler(answer)
         }
     }
 }

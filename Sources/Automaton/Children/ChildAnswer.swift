@@ -60,6 +60,7 @@ extension ChildAnswer: CustomStringConvertible {
         case .notProcessed(.interrupted): return "not processed: the child's input was interrupted"
         case .notProcessed(.released): return "not processed: child released"
         case .notProcessed(.cancelled): return "not processed: cancelled"
+        case .notProcessed(.timedOut): return "not processed: timed out"
         }
     }
 }
