@@ -1,5 +1,6 @@
-@testable import Automaton
 import Testing
+
+@testable import Automaton
 
 /// The waiter's phases, each order of its three parties (the engine's answer, the task's suspension,
 /// its cancellation or time-out) played out deterministically on one thread.
