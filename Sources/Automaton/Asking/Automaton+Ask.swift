@@ -35,8 +35,9 @@ extension Automaton {
         ///   `AskError.cancelled` at once (unless the reply came first, which is then returned), and the
         ///   input is still processed in its turn, its reply sent on `replies`. To bound the wait, use
         ///   ``ask(_:timeout:clock:)``.
-        /// - Threads: call it from any task or thread. It costs a plain `send` plus one allocation, and a
-        ///   suspension only if the input had to wait (`Benchmarks/callgrind "W2 Automaton, asked"`).
+        /// - Threads: call it from any task or thread. Answered at once, it costs a plain `send` and a
+        ///   few dozen instructions: no allocation, no suspension; an input that has to wait costs a
+        ///   waiter and a suspension (`Benchmarks/callgrind "W2 Automaton, asked"`, BENCHMARKS.md).
         // Inlinable, so that it runs specialized for the caller's `State` and `Input` (generic, it looked
         // up type metadata for most of its cost: BENCHMARKS.md, "Request and reply"); nonsending, so that
         // it runs on the caller's executor and an input answered at once costs no executor hop.
