@@ -68,6 +68,15 @@ struct CancelledEffects<State: Sendable, Input: Sendable>: Sendable, Sequence {
         if leftovers == nil { leftovers = [.inputs(queue)] } else { leftovers!.append(.inputs(queue)) }
     }
 
+    /// Keeps `pending`, the input a termination aborted while it was being processed, ahead of the
+    /// inputs that termination dropped from the queue (see `EngineStateMachine.dropAborted(_:)`).
+    @inlinable
+    mutating func keepFirst(_ pending: PendingInput<State, Input>) {
+        var queue = FIFOQueue<PendingInput<State, Input>>()
+        queue.append(pending)
+        if leftovers == nil { leftovers = [.inputs(queue)] } else { leftovers!.insert(.inputs(queue), at: 0) }
+    }
+
     /// Keeps the keys of `entries` until these effects are let go of, and gives back the table's
     /// reference to each entry's group (a group holds nothing of the user's once it is out of the table).
     @inlinable

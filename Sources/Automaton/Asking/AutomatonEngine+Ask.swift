@@ -6,7 +6,8 @@ import Signals
 // it has delivered the reply (`answer(_:with:)`, at each place `process` delivers one); an input that is
 // never processed is answered with the reason: refused here (the input had completed, or the
 // automaton had terminated), dropped from the queue by the termination (`perform`), or aborted by a
-// termination that came while its mapping ran (`commit`).
+// termination that came while its mapping ran (`commit`: it joins the dropped inputs, first, so that it
+// too is answered after `replies` has ended).
 
 /// What `EngineStateMachine.ask(_:)` decided.
 @usableFromInline
@@ -34,6 +35,17 @@ extension EngineStateMachine {
             return .queued
         }
         return .process(pending)
+    }
+
+    /// `pending`, whose commit the termination aborted (it came while the mapping ran, so the caller
+    /// holds the processing role and the termination waits for it in `pendingTermination`), joins the
+    /// inputs that termination dropped, ahead of them: its waiter is answered with theirs, after the
+    /// replies ended. Returns the termination's cause if none is pending (then the caller answers now).
+    @inlinable
+    mutating func dropAborted(_ pending: PendingInput<State, Input>) -> Termination? {
+        guard pendingTermination != nil else { return terminationCause ?? .released }
+        pendingTermination!.1.keepFirst(pending)
+        return nil
     }
 }
 
@@ -64,9 +76,11 @@ extension AutomatonEngine {
         var answer: ReplyWaiter<State, Input>.Answer?
         withUnsafeMutablePointer(to: &answer) { slot in
             process(PendingInput(input: input, target: .slot(slot)))
-        }
-        if !gate.compareExchange(expected: ProcessingGate.processing, desired: 0) {
-            drain()
+            // Within the slot's scope: an input whose commit a termination aborted joins the inputs
+            // that termination drops, and is answered when this thread performs it, in `drain()`.
+            if !gate.compareExchange(expected: ProcessingGate.processing, desired: 0) {
+                drain()
+            }
         }
         // Every path of `process` answers: with the reply, or, aborted by a termination, its reason.
         guard let answer else { preconditionFailure("Internal inconsistency: an input processed without an answer") }
@@ -99,12 +113,14 @@ extension AutomatonEngine {
         }
     }
 
-    /// Answers the waiter of `pending`, an input that a termination decided while its mapping ran (so
-    /// it was not processed), with the termination's reason.
+    /// Has the waiter of `pending`, an input that a termination decided while its mapping ran (so it
+    /// was not processed), answered with the termination's reason: by this thread, once it has
+    /// performed the termination (`answerDropped`), after the replies ended, as a queued input is.
     @inlinable @inline(never)
     func answerAborted(_ pending: PendingInput<State, Input>) {
         guard let target = pending.target else { return }
-        let cause = critical { $0.terminationCause } ?? .released
+        // Kept by the pending termination (a user's value: released with it, after the lock).
+        guard let cause = critical({ $0.dropAborted(pending) }) else { return }
         target.answer(.failure(.dropped(by: cause)))
     }
 

@@ -142,7 +142,9 @@ enum ReplyTarget<State: Sendable, Input: Sendable>: @unchecked Sendable {
     // Safe: a `.waiter` is itself `Sendable`. A `.slot` is used by one thread only: the asking thread,
     // which made it in its own frame and, holding the processing role, processes this input itself,
     // synchronously, before that frame returns (`AutomatonEngine.askInline(_:)`). Such an input is
-    // never queued, held or handed to another thread, so the pointer never outlives its frame: the
+    // never queued, held or handed to another thread (aborted by a termination, it is kept by that
+    // termination, which the same thread performs within the slot's scope, in `drain()`), so the
+    // pointer never outlives its frame: the
     // address sanitizer, over the ask tests in CI, reports a use after the frame's return if it did.
     case waiter(ReplyWaiter<State, Input>)
     case slot(UnsafeMutablePointer<ReplyWaiter<State, Input>.Answer?>)

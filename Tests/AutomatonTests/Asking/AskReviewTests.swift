@@ -290,6 +290,86 @@ struct AskReviewTests {
 
     // MARK: Inputs never processed: answered, after replies ended, never twice, never hanging
 
+    @Test("an input whose commit an interruption aborts (it came during the mapping) is answered after replies ended")
+    func abortedCommitAnsweredAfterRepliesEnded() async {
+        let (input, inputObserver) = Signal<ProbeInput, Never>.pipe()
+        let probe = ProbeEffects()
+        let automaton = probe.makeAutomaton(input: input)
+        automaton.replies.observe { probe.log.append("replies \($0)") }
+        let inMapping = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        probe.onMapping.withCriticalRegion {
+            $0 = { input in
+                guard input == .effect(1) else { return }
+                inMapping.signal()
+                proceed.wait()
+            }
+        }
+        let done = DispatchGroup()
+        done.enter()
+        Thread {
+            automaton.ask(.effect(1)) { probe.log.append(describe(.effect(1), $0)) }
+            done.leave()
+        }.start()
+        #expect(await AskWatchdog.signalled(inMapping))
+        // Queued behind the input in the mapping, then dropped by the interruption.
+        automaton.ask(.plain(2)) { probe.log.append(describe(.plain(2), $0)) }
+        inputObserver.sendInterrupted()
+        proceed.signal()
+        await waitOrFail(done, timeout: 60)
+        #expect(
+            probe.log.values == [
+                "replies interrupted",
+                "answer effect(1): not answered: the automaton's input was interrupted",
+                "answer plain(2): not answered: the automaton's input was interrupted",
+            ])
+    }
+
+    @Test("an input whose commit the automaton's release aborts is answered .released after replies completed")
+    func abortedCommitAnsweredAfterReleaseCompletedReplies() async {
+        let probe = ProbeEffects()
+        let holder = Locked<Automaton<Int, ProbeInput>?>(probe.makeAutomaton())
+        // Weak to the automaton while it processes: the automaton asked through is let go of meanwhile.
+        let send = holder.withCriticalRegion { $0!.sender }
+        let inMapping = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        let inReply = DispatchSemaphore(value: 0)
+        let asked = DispatchSemaphore(value: 0)
+        probe.onMapping.withCriticalRegion {
+            $0 = { input in
+                guard input == .effect(2) else { return }
+                inMapping.signal()
+                proceed.wait()
+            }
+        }
+        holder.withCriticalRegion { automaton in
+            _ = automaton!.replies.observe { event in
+                probe.log.append("replies \(event)")
+                guard case .value(.success(.plain(1), _, _)) = event else { return }
+                inReply.signal()
+                asked.wait()
+            }
+        }
+        let done = DispatchGroup()
+        done.enter()
+        Thread {
+            send(.plain(1))
+            done.leave()
+        }.start()
+        #expect(await AskWatchdog.signalled(inReply))
+        holder.withCriticalRegion { $0 }?.ask(.effect(2)) { probe.log.append(describe(.effect(2), $0)) }
+        asked.signal()
+        #expect(await AskWatchdog.signalled(inMapping))
+        letGo(holder)
+        proceed.signal()
+        await waitOrFail(done, timeout: 60)
+        #expect(
+            probe.log.values == [
+                "replies value(success(plain(1), 0 => 1))", "replies completed",
+                "answer effect(2): not answered: automaton released",
+            ])
+    }
+
     @Test(
         "an interruption races asks of effect inputs from 3 threads: each answered once; .interrupted only after replies ended"
     )
