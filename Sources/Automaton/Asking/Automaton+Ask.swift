@@ -24,12 +24,16 @@ extension Automaton {
         ///   then goes on processing as `send` does (it starts the transition's effect and processes the
         ///   inputs queued meanwhile) before `ask` returns, without suspending. Either way its reply
         ///   reaches every `replies` observer and every processing observer (`observeProcessing(_:)`)
-        ///   first, and the answer is given before the transition's effect starts.
+        ///   first, and the answer is given before the transition's effect starts (except an effect that
+        ///   waits for its key under `.queue`: it starts when its predecessor ends, on that thread, which
+        ///   may be before the answer).
         /// - Termination: an input the automaton never processes is an `AskError`, never a hang:
         ///   `.inputCompleted` if the input signal had completed when it was asked (not queued; inputs
         ///   queued before the completion are still processed and answered), `.interrupted` if the input
-        ///   signal was interrupted before its turn. (`.released` cannot happen here: the caller keeps the
-        ///   automaton alive while it waits; see `ask(_:onReply:)`.)
+        ///   signal was interrupted before its turn (answered after `replies` has ended; an input asked
+        ///   once the interruption has been decided, `isTerminated` already true, is refused at once,
+        ///   maybe before). (`.released` cannot happen here: the caller keeps the automaton alive while
+        ///   it waits; see `ask(_:onReply:)`.)
         /// - Cancellation: the input is sent when `ask` is called, even from a task already cancelled, and
         ///   is never withdrawn; cancelling the waiting task ends only the wait: `ask` throws
         ///   `AskError.cancelled` at once (unless the reply came first, which is then returned), and the
@@ -106,8 +110,9 @@ extension Automaton {
     ///
     /// - Threads and order: `onReply` is called exactly once, with no lock held: on the thread that
     ///   processes the input, after every `replies` observer and processing observer has heard the
-    ///   reply and before the transition's effect starts (like a `replies` observer, it holds up
-    ///   processing while it runs, and an input it sends is queued); or, if the input is refused, on
+    ///   reply and before the transition's effect starts (unless that effect waits for its key under
+    ///   `.queue`, as for ``ask(_:)``; like a `replies` observer, it holds up processing while it runs,
+    ///   and an input it sends is queued); or, if the input is refused, on
     ///   the calling thread before `ask` returns. If nothing is being processed, the input is processed
     ///   on the calling thread, so `onReply` may run before `ask` returns.
     /// - Termination: `.failure(.inputCompleted)` if the input signal had completed (the input is not

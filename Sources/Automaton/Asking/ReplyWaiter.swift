@@ -4,7 +4,7 @@ import Signals
 /// queued (an input answered at once uses a slot of the asking frame, the callback form its handler:
 /// see `ReplyTarget`). The engine answers it exactly once, with no lock held: with the reply, after
 /// every `replies` observer and processing observer has heard it and before the transition's effect
-/// starts; or with the reason the input was not processed.
+/// starts (unless it waits for its key under `.queue`); or with the reason the input was not processed.
 ///
 /// Its phase is behind a lock of its own (one allocation: the value lives in the lock's storage),
 /// because three parties race for it: the engine's answer (on the processing thread), the waiting
