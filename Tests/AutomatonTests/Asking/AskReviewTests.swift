@@ -943,6 +943,61 @@ struct AskReviewTests {
         await waitOrFail(done, timeout: 60)
         #expect(replies.values == [.value(.success(1, 0, 1)), .value(.success(2, 1, 3))])
     }
+
+    // MARK: The end of a wait racing the answer
+
+    @Test(
+        "a wait that ends (cancelled, timed out) just as the answer comes, before the task suspends: the error or the reply",
+        arguments: [AskError.cancelled, .timedOut])
+    func endOfWaitRacesTheAnswer(error: AskError) async throws {
+        // A chain of inputs, each sending the next from a value effect, keeps one thread processing (it
+        // never gives the role back while the chain runs): the asked inputs queue behind, and that
+        // thread answers each about when its task, cancelled or out of time at once, stops waiting.
+        let automaton = Automaton<Int, Int>(state: 0) { state, input in
+            input > 0 ? (state, SignalProducer(value: input - 1)) : (input < 0 ? state + 1 : state, .empty)
+        }
+        let chainDone = Locked(false)
+        let chain = DispatchGroup()
+        chain.enter()
+        Thread {
+            automaton.send(LongTests.isEnabled ? 2_000_000 : 200_000)
+            chainDone.withCriticalRegion { $0 = true }
+            chain.leave()
+        }.start()
+        let maxAsks = LongTests.isEnabled ? 100_000 : 10_000
+        let counts = await withTaskGroup(of: (asked: Int, answered: Int, ended: Int).self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    var counts = (asked: 0, answered: 0, ended: 0)
+                    while counts.asked < maxAsks, !chainDone.withCriticalRegion({ $0 }) {
+                        counts.asked += 1
+                        let waiting = Task { () throws(AskError) -> Reply<Int, Int> in
+                            if error == .cancelled {
+                                withUnsafeCurrentTask { $0?.cancel() }
+                                return try await automaton.ask(-1)
+                            }
+                            return try await automaton.ask(-1, timeout: .zero)
+                        }
+                        switch await waiting.result {
+                        case .success: counts.answered += 1
+                        case let .failure(thrown) where (thrown as? AskError) == error: counts.ended += 1
+                        case let .failure(thrown): Issue.record("unexpected \(thrown)")
+                        }
+                    }
+                    return counts
+                }
+            }
+            var total = (asked: 0, answered: 0, ended: 0)
+            for await counts in group {
+                total = (total.asked + counts.asked, total.answered + counts.answered, total.ended + counts.ended)
+            }
+            return total
+        }
+        await waitOrFail(chain, timeout: 120)
+        #expect(counts.answered + counts.ended == counts.asked)
+        // Every asked input was processed, its wait ended or not: one more, queued behind them all.
+        #expect(try await automaton.ask(-1).toState == counts.asked + 1)
+    }
 }
 
 /// An input that carries a value whose release is seen.
