@@ -597,10 +597,12 @@ struct AskReviewTests {
         let automaton = probe.makeAutomaton()
         let weak = WeakBox(automaton)
         automaton.replies.observeValues { probe.log.append("reply \($0)") }
+        // The log, not the probe: the probe keeps this closure (a cycle would leak both).
+        let log = probe.log
         probe.onMapping.withCriticalRegion {
             $0 = { input in
                 guard input == .plain(1) else { return }
-                weak.object?.ask(.plain(2)) { probe.log.append(describe(.plain(2), $0)) }
+                weak.object?.ask(.plain(2)) { log.append(describe(.plain(2), $0)) }
             }
         }
         automaton.observeProcessing { record in
@@ -656,9 +658,10 @@ struct AskReviewTests {
         // Added during a known value's reply: the value is announced with its number, sent by no effect.
         let second = ProbeEffects().makeAutomaton()
         let records = Recording<String>()
+        let weak = WeakBox(second)  // the observer must not keep its automaton alive (a leak)
         second.replies.observeValues { reply in
             guard reply.input == .known(2) else { return }
-            second.observeProcessing {
+            weak.object?.observeProcessing {
                 records.append("#\($0.number) \($0.reply.input) \($0.sentByEffect.map { "\($0)" } ?? "-")")
             }
         }
@@ -826,6 +829,26 @@ struct AskReviewTests {
             ])
     }
 
+    @Test("the callback is let go of once called, before its effect starts, not at the end of the effect's chain")
+    func callbackReleasedBeforeTheEffect() {
+        let probe = ProbeEffects()
+        let automaton = probe.makeAutomaton()
+        let weak = WeakBox(automaton)
+        automaton.replies.observeValues { reply in
+            probe.log.append("reply \(reply.input)")
+            guard reply.input == .plain(1) else { return }
+            // Queued: once `ask` returns, only the engine holds the callback.
+            let spy = DeinitSpy(id: 0) { probe.log.append("callback released") }
+            weak.object?.ask(.sends(1)) { _ in withExtendedLifetime(spy) { probe.log.append("answer") } }
+        }
+        automaton.send(.plain(1))
+        #expect(
+            probe.log.values == [
+                "reply plain(1)", "reply sends(1)", "answer", "callback released", "effect 1 started",
+                "reply plain(10)",
+            ])
+    }
+
     @Test("an awaited input, and the reply of a wait that ended first, are not kept once processed")
     func awaitedInputNotKept() async throws {
         let automaton = Automaton<Int, AskParcel>(state: 0) { state, _ in state + 1 }
@@ -943,7 +966,6 @@ struct AskReviewTests {
         await waitOrFail(done, timeout: 60)
         #expect(replies.values == [.value(.success(1, 0, 1)), .value(.success(2, 1, 3))])
     }
-
     // MARK: The end of a wait racing the answer
 
     @Test(

@@ -76,13 +76,16 @@ struct AskTests {
         let automaton = makeTally()
         let log = Recording<String>()
         let once = Locked(false)
+        // Weak: the observer lives in the automaton's `replies`, and a strong reference would keep the
+        // automaton alive for ever (a leak the address sanitizer's job reports).
+        let weak = WeakBox(automaton)
         automaton.replies.observeValues { reply in
             log.append("reply \(reply)")
             let isFirst = once.withCriticalRegion { done in
                 defer { done = true }
                 return !done
             }
-            guard isFirst else { return }
+            guard isFirst, let automaton = weak.object else { return }
             // Sent during the first reply: queued, in this order.
             automaton.send(.add(10))
             automaton.ask(.add(100)) { log.append("answer \($0)") }
