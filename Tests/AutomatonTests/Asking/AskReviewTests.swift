@@ -829,7 +829,7 @@ struct AskReviewTests {
             ])
     }
 
-    @Test("the callback is let go of once called, before its effect starts, not at the end of the effect's chain")
+    @Test("the callback is let go of once its input's effect has started, not at the end of the effect's chain")
     func callbackReleasedBeforeTheEffect() {
         let probe = ProbeEffects()
         let automaton = probe.makeAutomaton()
@@ -844,7 +844,7 @@ struct AskReviewTests {
         automaton.send(.plain(1))
         #expect(
             probe.log.values == [
-                "reply plain(1)", "reply sends(1)", "answer", "callback released", "effect 1 started",
+                "reply plain(1)", "reply sends(1)", "answer", "effect 1 started", "callback released",
                 "reply plain(10)",
             ])
     }
