@@ -643,6 +643,29 @@ struct AskReviewTests {
             ])
     }
 
+    @Test(
+        "an input sent as if from the asked input's effect, during its reply, is processed after the answer and the start"
+    )
+    func sentAsIfFromTheEffectDuringTheReply() {
+        let probe = ProbeEffects()
+        let automaton = probe.makeAutomaton()
+        let weak = WeakBox(automaton)
+        automaton.replies.observeValues { reply in
+            probe.log.append("reply \(reply.input)")
+            // Effect 0 is committed, not started yet: its input is queued as the effect's.
+            if reply.input == .effect(1) { weak.object?.send(.plain(5), asIfFromEffect: 0) }
+        }
+        automaton.observeProcessing { record in
+            probe.log.append("processing \(record.reply.input) sent by \(record.sentByEffect.map { "\($0)" } ?? "-")")
+        }
+        automaton.ask(.effect(1)) { probe.log.append(describe(.effect(1), $0)) }
+        #expect(
+            probe.log.values == [
+                "reply effect(1)", "processing effect(1) sent by -", "answer effect(1): success(effect(1), 0 => 1)",
+                "effect 1 started", "reply plain(5)", "processing plain(5) sent by 0",
+            ])
+    }
+
     // MARK: Numbers
 
     @Test("numbers count the known values run with no record: a processing observer added later continues the count")
@@ -975,18 +998,25 @@ struct AskReviewTests {
         // A chain of inputs, each sending the next from a value effect, keeps one thread processing (it
         // never gives the role back while the chain runs): the asked inputs queue behind, and that
         // thread answers each about when its task, cancelled or out of time at once, stops waiting.
+        // The tasks ask once the chain runs (else one of them could end up running it), and the chain
+        // stops once they have asked all they ask.
+        let running = Locked(false)
+        let asked = Locked(false)
         let automaton = Automaton<Int, Int>(state: 0) { state, input in
-            input > 0 ? (state, SignalProducer(value: input - 1)) : (input < 0 ? state + 1 : state, .empty)
+            guard input >= 0 else { return (state + 1, .empty) }
+            running.withCriticalRegion { $0 = true }
+            return (state, input > 0 && !asked.withCriticalRegion({ $0 }) ? SignalProducer(value: input - 1) : .empty)
         }
         let chainDone = Locked(false)
         let chain = DispatchGroup()
         chain.enter()
         Thread {
-            automaton.send(LongTests.isEnabled ? 2_000_000 : 200_000)
+            automaton.send(LongTests.isEnabled ? 10_000_000 : 1_000_000)
             chainDone.withCriticalRegion { $0 = true }
             chain.leave()
         }.start()
-        let maxAsks = LongTests.isEnabled ? 100_000 : 10_000
+        let maxAsks = LongTests.isEnabled ? 50_000 : 6_000
+        while !running.withCriticalRegion({ $0 }) { await Task.yield() }
         let counts = await withTaskGroup(of: (asked: Int, answered: Int, ended: Int).self) { group in
             for _ in 0..<2 {
                 group.addTask {
@@ -1013,6 +1043,7 @@ struct AskReviewTests {
             for await counts in group {
                 total = (total.asked + counts.asked, total.answered + counts.answered, total.ended + counts.ended)
             }
+            asked.withCriticalRegion { $0 = true }
             return total
         }
         await waitOrFail(chain, timeout: 120)
