@@ -65,33 +65,16 @@ extension AutomatonEngine {
     /// Steps 1-3 of the automaton contract for one input. Runs in the processing role.
     @inlinable
     func process(_ pending: PendingInput<State, Input>) {
-        let observation = processingObserversWord.load()
-        if _slowPath(observation != 0) {
-            // The clock only for processing observers: a reply listener (a child's run) needs none.
-            let start =
-                observation & ProcessingObservation.timed != 0 ? ProcessingClock.now : ProcessingClock.untimed
-            process(pending, observedSince: start)
-        } else {
-            process(pending, observedSince: 0)
-        }
+        processObserving(pending)
     }
 
     /// `process(_:)` for an outside input that nobody waits for (`send`'s fast path): a copy of the
-    /// body of its own, into which `process(_:observedSince:)` is inlined with the input's reply
-    /// target known to be `nil`, so that a sent input neither tests nor keeps one in a register
-    /// (without it, `ask`'s target cost W2 13 instructions per input: BENCHMARKS.md, "Request and
-    /// reply").
+    /// body of its own, into which `processObserving(_:)` is inlined with the input's reply target
+    /// known to be `nil`, so that a sent input neither tests nor keeps one in a register (without it,
+    /// `ask`'s target cost W2 13 instructions per input: BENCHMARKS.md, "Request and reply").
     @inlinable
     func process(sent input: Input) {
-        let pending = PendingInput<State, Input>(input: input, origin: nil)
-        let observation = processingObserversWord.load()
-        if _slowPath(observation != 0) {
-            let start =
-                observation & ProcessingObservation.timed != 0 ? ProcessingClock.now : ProcessingClock.untimed
-            process(pending, observedSince: start)
-        } else {
-            process(pending, observedSince: 0)
-        }
+        processObserving(PendingInput(input: input, origin: nil))
     }
 
     /// `process(_:)` for an effect's held value (`processHeldInputs()`, the synchronous feedback): a
@@ -100,7 +83,14 @@ extension AutomatonEngine {
     /// inlined copy of the body made the others' code worse (W2 236 when `send` shared this one).
     @inlinable @inline(never)
     func process(held: HeldInput<State, Input>) {
-        let pending = PendingInput<State, Input>(input: held.input, origin: held.origin)
+        processObserving(held.pending)
+    }
+
+    /// The body of the three above: reads the processing observers' word, and the clock only if a
+    /// processing observer is attached (a reply listener, a child's run, needs none), then processes.
+    /// Always inlined, so that each caller's copy knows what it knows of `pending` (no reply target).
+    @inlinable @inline(__always)
+    func processObserving(_ pending: PendingInput<State, Input>) {
         let observation = processingObserversWord.load()
         if _slowPath(observation != 0) {
             let start =

@@ -206,13 +206,3 @@ private func onThread(timeout: Double, _ body: @escaping @Sendable () -> Void) a
     }.start()
     return await waitOrFail(done, timeout: Int(timeout))
 }
-
-private enum Watchdog {
-    static func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = 300) async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)
-            }
-        }
-    }
-}

@@ -112,9 +112,10 @@ extension Automaton {
     ///   processes the input, after every `replies` observer and processing observer has heard the
     ///   reply and before the transition's effect starts (unless that effect waits for its key under
     ///   `.queue`, as for ``ask(_:)``; like a `replies` observer, it holds up processing while it runs,
-    ///   and an input it sends is queued); or, if the input is refused, on
-    ///   the calling thread before `ask` returns. If nothing is being processed, the input is processed
-    ///   on the calling thread, so `onReply` may run before `ask` returns.
+    ///   and an input it sends is queued); or, if the input is refused, on the calling thread before
+    ///   `ask` returns. If nothing is being processed, the input is processed on the calling thread,
+    ///   so `onReply` may run before `ask` returns. The handler is let go of once its input's
+    ///   processing returns (after the effect's start).
     /// - Termination: `.failure(.inputCompleted)` if the input signal had completed (the input is not
     ///   queued); `.failure(.interrupted)` or `.failure(.released)` if the automaton terminated before
     ///   the input's turn: the automaton's input was interrupted, or the automaton was released (this

@@ -2,8 +2,8 @@ import Signals
 
 // An outside input whose reply someone waits for (`Automaton.ask`): it takes the same paths as
 // `send(_:from:)` (the lock-free fast path when nothing is queued and nobody processes, the queue
-// otherwise), carrying its waiter in its `PendingInput`. The processing role answers the waiter when
-// it has delivered the reply (`answer(_:with:)`, at each place `process` delivers one); an input that is
+// otherwise), carrying its reply target (`ReplyTarget`) in its `PendingInput`. The processing role
+// answers the target when it has delivered the reply (`answer(_:with:)`, at each place `process` delivers one); an input that is
 // never processed is answered with the reason: refused here (the input had completed, or the
 // automaton had terminated), dropped from the queue by the termination (`perform`), or aborted by a
 // termination that came while its mapping ran (`commit`: it joins the dropped inputs, first, so that it
@@ -21,8 +21,8 @@ enum AskAction<State: Sendable, Input: Sendable> {
 }
 
 extension EngineStateMachine {
-    /// `send(_:from:)` for an outside input with a waiter: queued, or to be processed by the caller,
-    /// or refused with the reason (released by the caller, after the lock).
+    /// `send(_:from:)` for an outside input with a reply target: queued, or to be processed by the
+    /// caller, or refused with the reason (released by the caller, after the lock).
     @inlinable
     mutating func ask(_ pending: PendingInput<State, Input>) -> AskAction<State, Input> {
         switch phase {
@@ -39,7 +39,7 @@ extension EngineStateMachine {
 
     /// `pending`, whose commit the termination aborted (it came while the mapping ran, so the caller
     /// holds the processing role and the termination waits for it in `pendingTermination`), joins the
-    /// inputs that termination dropped, ahead of them: its waiter is answered with theirs, after the
+    /// inputs that termination dropped, ahead of them: its target is answered with theirs, after the
     /// replies ended. Returns the termination's cause if none is pending (then the caller answers now).
     @inlinable
     mutating func dropAborted(_ pending: PendingInput<State, Input>) -> Termination? {
@@ -50,8 +50,8 @@ extension EngineStateMachine {
 }
 
 extension AutomatonEngine {
-    /// Sends an outside input, as `send(_:from:)` does, and answers `waiter` with its reply, or with
-    /// why it was not processed.
+    /// Sends an outside input, as `send(_:from:)` does, and answers `target` with its reply, or with
+    /// why it was not processed (the callback form: its handler is the target).
     @inlinable
     func ask(_ input: Input, target: ReplyTarget<State, Input>) {
         if gate.compareExchange(expected: 0, desired: ProcessingGate.processing) {
@@ -65,11 +65,11 @@ extension AutomatonEngine {
         ask(queuing: input, target: target)
     }
 
-    /// `ask(_:waiter:)`'s fast path with no waiter: if nothing is queued and nobody processes, this
-    /// thread processes `input` at once, the reply written into a variable of this frame (no
-    /// allocation), then goes on processing what was queued meanwhile, and returns the answer.
-    /// Returns `nil`, having sent nothing, if the input must go through the lock (the caller then
-    /// asks with a waiter).
+    /// `ask(_:target:)`'s fast path for an awaited ask: if nothing is queued and nobody processes,
+    /// this thread processes `input` at once, the reply written into a variable of this frame (a
+    /// `.slot` target: no allocation), then goes on processing what was queued meanwhile, and returns
+    /// the answer. Returns `nil`, having sent nothing, if the input must go through the lock (the
+    /// caller then asks with a `ReplyWaiter`).
     @inlinable
     func askInline(_ input: Input) -> ReplyWaiter<State, Input>.Answer? {
         guard gate.compareExchange(expected: 0, desired: ProcessingGate.processing) else { return nil }
@@ -82,12 +82,13 @@ extension AutomatonEngine {
                 drain()
             }
         }
-        // Every path of `process` answers: with the reply, or, aborted by a termination, its reason.
+        // Every path of `process` answers: with the reply, or, aborted by a termination, its reason
+        // (then by `drain()`, within the slot's scope). A slot that escaped unanswered stops here.
         guard let answer else { preconditionFailure("Internal inconsistency: an input processed without an answer") }
         return answer
     }
 
-    /// `ask(_:waiter:)` through the lock: queued, processed by this thread, or refused.
+    /// `ask(_:target:)` through the lock: queued, processed by this thread, or refused.
     @inlinable
     func ask(queuing input: Input, target: ReplyTarget<State, Input>) {
         // Made here, not in the critical section: refused, it is released after the lock (a user's value).
@@ -103,9 +104,9 @@ extension AutomatonEngine {
         }
     }
 
-    /// Answers the waiter of `pending`, if it has one, with `reply`, which has been delivered. Run by
+    /// Answers the target of `pending`, if it has one, with `reply`, which has been delivered. Run by
     /// the processing role, with no lock held. Inlined: for an input of `send`, whose `PendingInput`
-    /// has no waiter, it compiles to nothing on the fast path, and to one test on the others.
+    /// has no target, it compiles to nothing on the fast path, and to one test on the others.
     @inlinable @inline(__always)
     func answer(_ pending: PendingInput<State, Input>, with reply: @autoclosure () -> Reply<State, Input>) {
         if let target = pending.target {
@@ -113,7 +114,7 @@ extension AutomatonEngine {
         }
     }
 
-    /// Has the waiter of `pending`, an input that a termination decided while its mapping ran (so it
+    /// Has the target of `pending`, an input that a termination decided while its mapping ran (so it
     /// was not processed), answered with the termination's reason: by this thread, once it has
     /// performed the termination (`answerDropped`), after the replies ended, as a queued input is.
     @inlinable @inline(never)
@@ -124,7 +125,7 @@ extension AutomatonEngine {
         target.answer(.failure(.dropped(by: cause)))
     }
 
-    /// Answers the waiters of the inputs a termination dropped from the queue (`leftovers`), with the
+    /// Answers the targets of the inputs a termination dropped from the queue (`leftovers`), with the
     /// termination's reason. Run by the holder of the processing role, after the replies ended.
     @inlinable
     func answerDropped(_ effects: CancelledEffects<State, Input>, by termination: Termination) {

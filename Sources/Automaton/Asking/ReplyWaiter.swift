@@ -8,10 +8,9 @@ import Signals
 ///
 /// Its phase is behind a lock of its own (one allocation: the value lives in the lock's storage),
 /// because three parties race for it: the engine's answer (on the processing thread), the waiting
-/// task's suspension, and the task's cancellation. Each takes what it must resume or call under the
-/// lock, and does it after: resuming a continuation and calling a handler happen with no lock held,
-/// and an answer nobody takes any more (the task was cancelled) is released by the caller of
-/// `answer(_:)`, after the lock, since a reply holds the user's values.
+/// task's suspension, and the end of its wait (its cancellation, or its time-out). Each takes what it
+/// must resume under the lock, and resumes it after; an answer nobody takes any more (the wait ended)
+/// is released by the caller of `answer(_:)`, after the lock, since a reply holds the user's values.
 @usableFromInline
 struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline typealias Answer = Result<Reply<State, Input>, AskError>
@@ -45,7 +44,8 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
         case resume(UnsafeContinuation<Answer, Never>)
     }
 
-    /// Gives the answer: resumes the suspended task, or keeps the answer for the task to take. With no lock held; called once per waiter.
+    /// Gives the answer: resumes the suspended task, or keeps the answer for the task to take. Called
+    /// once per waiter, with no lock held.
     @inlinable
     func answer(_ answer: Answer) {
         let action = phase.withCriticalRegion { phase -> AnswerAction in
@@ -134,9 +134,9 @@ struct ReplyWaiter<State: Sendable, Input: Sendable>: Sendable {
     }
 }
 
-/// Where the reply to an asked input goes (`PendingInput.target`): a shared `ReplyWaiter` (a task
-/// that may suspend, or a handler), or, on `ask`'s fast path, a variable of the asking frame, so that
-/// an input answered at once costs no allocation (see BENCHMARKS.md, "Request and reply").
+/// Where the reply to an asked input goes (`PendingInput.target`): a `ReplyWaiter` (a task that may
+/// suspend), a variable of the asking frame (`ask`'s fast path: an input answered at once costs no
+/// allocation; see BENCHMARKS.md, "Request and reply"), or the callback form's handler.
 @usableFromInline
 enum ReplyTarget<State: Sendable, Input: Sendable>: @unchecked Sendable {
     // Safe: a `.waiter` is itself `Sendable`. A `.slot` is used by one thread only: the asking thread,
@@ -144,8 +144,8 @@ enum ReplyTarget<State: Sendable, Input: Sendable>: @unchecked Sendable {
     // synchronously, before that frame returns (`AutomatonEngine.askInline(_:)`). Such an input is
     // never queued, held or handed to another thread (aborted by a termination, it is kept by that
     // termination, which the same thread performs within the slot's scope, in `drain()`), so the
-    // pointer never outlives its frame: the
-    // address sanitizer, over the ask tests in CI, reports a use after the frame's return if it did.
+    // pointer never outlives its frame. A slot not answered by the end of its scope stops the process
+    // (`askInline`'s precondition): the ask suites, whose every path is answered, would fail there.
     case waiter(ReplyWaiter<State, Input>)
     case slot(UnsafeMutablePointer<ReplyWaiter<State, Input>.Answer?>)
     /// The callback form's handler (`ask(_:onReply:)`), called with the answer, with no lock held: the

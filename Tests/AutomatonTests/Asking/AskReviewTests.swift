@@ -311,7 +311,7 @@ struct AskReviewTests {
             automaton.ask(.effect(1)) { probe.log.append(describe(.effect(1), $0)) }
             done.leave()
         }.start()
-        #expect(await AskWatchdog.signalled(inMapping))
+        #expect(await Watchdog.signalled(inMapping))
         // Queued behind the input in the mapping, then dropped by the interruption.
         automaton.ask(.plain(2)) { probe.log.append(describe(.plain(2), $0)) }
         inputObserver.sendInterrupted()
@@ -356,10 +356,10 @@ struct AskReviewTests {
             send(.plain(1))
             done.leave()
         }.start()
-        #expect(await AskWatchdog.signalled(inReply))
+        #expect(await Watchdog.signalled(inReply))
         holder.withCriticalRegion { $0 }?.ask(.effect(2)) { probe.log.append(describe(.effect(2), $0)) }
         asked.signal()
-        #expect(await AskWatchdog.signalled(inMapping))
+        #expect(await Watchdog.signalled(inMapping))
         letGo(holder)
         proceed.signal()
         await waitOrFail(done, timeout: 60)
@@ -794,7 +794,7 @@ struct AskReviewTests {
             automaton.send(.plain(1))
             done.leave()
         }.start()
-        #expect(await AskWatchdog.signalled(inMapping))
+        #expect(await Watchdog.signalled(inMapping))
         #expect(!automaton.isTerminated && automaton.acceptsInputs)
         inputObserver.sendInterrupted()
         #expect(automaton.isTerminated && !automaton.acceptsInputs)
@@ -898,7 +898,7 @@ struct AskReviewTests {
             automaton.send(.go)
             done.leave()
         }.start()
-        #expect(await AskWatchdog.signalled(inReply))
+        #expect(await Watchdog.signalled(inReply))
         let spy = DeinitSpy(id: 2) {
             released.withCriticalRegion { $0.append(2) }
             owner.object?.send(.replace)
@@ -979,7 +979,7 @@ struct AskReviewTests {
             automaton.send(1)
             done.leave()
         }.start()
-        #expect(await AskWatchdog.signalled(inReply))
+        #expect(await Watchdog.signalled(inReply))
         let waiting = Task { try await automaton.ask(2, timeout: .seconds(5), clock: scheduler.clock) }
         await scheduler.clock.waitForSleepers(1)
         waiting.cancel()

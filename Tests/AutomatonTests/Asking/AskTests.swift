@@ -201,27 +201,18 @@ struct AskTests {
     @Test("a cancelled wait throws .cancelled at once; the input is still processed in its turn")
     func cancellationEndsOnlyTheWait() async throws {
         let automaton = makeTally()
-        let inObserver = DispatchSemaphore(value: 0)
-        let proceed = DispatchSemaphore(value: 0)
         let replies = automaton.replies.record()
         let secondProcessed = DispatchSemaphore(value: 0)
         automaton.replies.observeValues { reply in
-            guard reply.input == .add(1) else {
-                secondProcessed.signal()
-                return
-            }
-            inObserver.signal()
-            proceed.wait()
+            if reply.input == .add(2) { secondProcessed.signal() }
         }
-        let sender = Thread { automaton.send(.add(1)) }
-        sender.start()
-        #expect(await AskWatchdog.signalled(inObserver))
+        let release = try #require(await holdProcessing(automaton, at: .add(1)))
         // The processing thread is held in the observer: the asked input is queued behind it.
         let waiting = Task { try await automaton.ask(.add(2)) }
         waiting.cancel()
         await #expect(throws: AskError.cancelled) { try await waiting.value }
-        proceed.signal()
-        #expect(await AskWatchdog.signalled(secondProcessed))
+        release()
+        #expect(await Watchdog.signalled(secondProcessed))
         #expect(replies.values == [.value(.success(.add(1), 0, 1)), .value(.success(.add(2), 1, 3))])
     }
 
@@ -244,28 +235,20 @@ struct AskTests {
         let automaton = makeTally()
         let scheduler = TestScheduler()
         let clock = scheduler.clock
-        let inObserver = DispatchSemaphore(value: 0)
-        let proceed = DispatchSemaphore(value: 0)
         let secondProcessed = DispatchSemaphore(value: 0)
         let replies = automaton.replies.record()
         automaton.replies.observeValues { reply in
-            guard reply.input == .add(1) else {
-                secondProcessed.signal()
-                return
-            }
-            inObserver.signal()
-            proceed.wait()
+            if reply.input == .add(2) { secondProcessed.signal() }
         }
-        Thread { automaton.send(.add(1)) }.start()
-        #expect(await AskWatchdog.signalled(inObserver))
+        let release = try #require(await holdProcessing(automaton, at: .add(1)))
         let waiting = Task { try await automaton.ask(.add(2), timeout: .seconds(2), clock: clock) }
         await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(1))
         await clock.advance(by: .seconds(1))
         await #expect(throws: AskError.timedOut) { try await waiting.value }
         #expect(scheduler.pendingActionCount == 0)
-        proceed.signal()
-        #expect(await AskWatchdog.signalled(secondProcessed))
+        release()
+        #expect(await Watchdog.signalled(secondProcessed))
         #expect(replies.values == [.value(.success(.add(1), 0, 1)), .value(.success(.add(2), 1, 3))])
     }
 
@@ -278,18 +261,10 @@ struct AskTests {
             try await automaton.ask(.add(1), timeout: .seconds(2), clock: scheduler.clock) == .success(.add(1), 0, 1))
         #expect(scheduler.pendingActionCount == 0)
         // Queued behind a held input: answered once it is let go of, before the deadline.
-        let inObserver = DispatchSemaphore(value: 0)
-        let proceed = DispatchSemaphore(value: 0)
-        automaton.replies.observeValues { reply in
-            guard reply.input == .add(10) else { return }
-            inObserver.signal()
-            proceed.wait()
-        }
-        Thread { automaton.send(.add(10)) }.start()
-        #expect(await AskWatchdog.signalled(inObserver))
+        let release = try #require(await holdProcessing(automaton, at: .add(10)))
         let waiting = Task { try await automaton.ask(.add(100), timeout: .seconds(2), clock: scheduler.clock) }
         await scheduler.clock.waitForSleepers(1)
-        proceed.signal()
+        release()
         #expect(try await waiting.value == .success(.add(100), 11, 111))
         // The timer's task was cancelled, and its wake-up removed from the scheduler.
         #expect(scheduler.pendingActionCount == 0)
@@ -326,14 +301,31 @@ struct AskTests {
     }
 }
 
-enum AskWatchdog {
-    /// Waits on a thread of its own for `semaphore`, up to `seconds`; false if it was not signalled.
-    static func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = 300) async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)
-            }
+/// Holds `automaton`'s processing role on a thread of its own: sends `input` from a new thread, whose
+/// `replies` observer of that input's reply waits until the returned function is called, so that
+/// inputs sent or asked meanwhile are queued behind it. Returns once the thread is held, or nil (a
+/// recorded failure) if it never was.
+func holdProcessing<State: Sendable, Input: Sendable & Equatable>(
+    _ automaton: Automaton<State, Input>, at input: Input
+) async -> (@Sendable () -> Void)? {
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let held = Locked(false)
+    automaton.replies.observeValues { reply in
+        guard reply.input == input else { return }
+        let first = held.withCriticalRegion { held in
+            defer { held = true }
+            return !held
         }
+        guard first else { return }
+        entered.signal()
+        proceed.wait()
     }
-
+    let send = automaton.sender
+    Thread { send(input) }.start()
+    guard await Watchdog.signalled(entered) else {
+        Issue.record("the processing thread was never held")
+        return nil
+    }
+    return { proceed.signal() }
 }

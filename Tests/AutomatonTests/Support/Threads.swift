@@ -128,3 +128,15 @@ final class Rendezvous: @unchecked Sendable {
         return true
     }
 }
+
+/// Waits for what another thread signals, without holding one of Swift Testing's threads.
+enum Watchdog {
+    /// Waits on a thread of its own for `semaphore`, up to `seconds`; false if it was not signalled.
+    static func signalled(_ semaphore: DispatchSemaphore, within seconds: Double = 300) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)
+            }
+        }
+    }
+}
