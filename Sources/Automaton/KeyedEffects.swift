@@ -192,11 +192,13 @@ final class EffectDirectiveBox: Sendable {
     /// `nil` otherwise.
     @usableFromInline let forwardKey: EffectKey?
 
+    /// `forwardsTo`: for `.keyed`, the child an answered forward that is keyed asks (its key, kept
+    /// for the state graph's labels when `keyed(_:_:)` replaces its `.answering` directive).
     @inlinable
-    init(_ directive: EffectDirective) {
+    init(_ directive: EffectDirective, forwardsTo forwardedKey: EffectKey? = nil) {
         switch directive {
         case let .keyed(key, policy):
-            (self.key, self.policy, cancelKeys, afterReply, forwardKey) = (key, policy, nil, nil, nil)
+            (self.key, self.policy, cancelKeys, afterReply, forwardKey) = (key, policy, nil, nil, forwardedKey)
         case let .cancel(keys): (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, keys, nil, nil)
         case let .afterReply(action, target):
             (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, [], action, target)
@@ -251,7 +253,9 @@ extension SignalProducer where Error == Never {
     /// `.cancel(key)`.
     @inlinable
     public func keyed<Key: Hashable & Sendable>(_ key: Key, _ policy: EffectPolicy = .latest) -> SignalProducer {
-        attaching(EffectDirectiveBox(.keyed(EffectKey(key), policy)))
+        // An answered forward (`ChildAutomata.send(_:to:answer:)`) keeps the child it asks, for the
+        // state graph.
+        attaching(EffectDirectiveBox(.keyed(EffectKey(key), policy), forwardsTo: directiveBox?.forwardKey))
     }
 
     /// A `{ send in ... }` effect, keyed: the closure effect of a row (`| { send in ... }`), governed

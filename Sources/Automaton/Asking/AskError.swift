@@ -25,12 +25,17 @@ public enum AskError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// One line for logs, e.g. `not answered: automaton released`.
     public var description: String {
+        "not answered: \(reason)"
+    }
+
+    /// Why, in a few words (`automaton released`), for `description` and `ChildAnswer`'s.
+    var reason: String {
         switch self {
-        case .inputCompleted: return "not answered: the automaton's input had completed"
-        case .interrupted: return "not answered: the automaton's input was interrupted"
-        case .released: return "not answered: automaton released"
-        case .cancelled: return "not answered: the waiting task was cancelled"
-        case .timedOut: return "not answered in time"
+        case .inputCompleted: return "the automaton's input had completed"
+        case .interrupted: return "the automaton's input was interrupted"
+        case .released: return "automaton released"
+        case .cancelled: return "the waiting task was cancelled"
+        case .timedOut: return "timed out"
         }
     }
 }

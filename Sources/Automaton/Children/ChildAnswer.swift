@@ -51,16 +51,12 @@ extension ChildAnswer: Hashable where State: Hashable, Input: Hashable {}
 
 extension ChildAnswer: CustomStringConvertible {
     /// One line for logs: `reply success(pause, running => paused)`, `no child`, or
-    /// `not processed: child released`.
+    /// `not processed: automaton released` (the child, as `AskError` says it).
     public var description: String {
         switch self {
         case let .reply(reply): return "reply \(reply)"
         case .noChild: return "no child"
-        case .notProcessed(.inputCompleted): return "not processed: the child's input had completed"
-        case .notProcessed(.interrupted): return "not processed: the child's input was interrupted"
-        case .notProcessed(.released): return "not processed: child released"
-        case .notProcessed(.cancelled): return "not processed: cancelled"
-        case .notProcessed(.timedOut): return "not processed: timed out"
+        case let .notProcessed(error): return "not processed: \(error.reason)"
         }
     }
 }

@@ -126,34 +126,34 @@ enum ChildRun {
         let children = ChildRegistry.shared.children(of: parent, key: key).compactMap {
             $0.automaton as? Automaton<ChildState, ChildInput>
         }
-        // Sends the parent's input for `childAnswer`, unless the effect was cancelled meanwhile.
-        let deliver = { @Sendable (childAnswer: ChildAnswer<ChildState, ChildInput>) in
-            guard !lifetime.hasEnded, let value = answer(childAnswer) else { return }
-            observer.send(value: value)
+        // What the children's answers reach, and how many are still to come: emptied when the effect
+        // ends (its last answer, or its cancellation while a child has the input queued), so that a
+        // child's queued ask keeps neither `answer` nor the observer (and through it the parent's
+        // effect record and engine) once nothing can hear it. Let go of after the lock (user values).
+        let run = Locked<AnsweringRun<ParentInput, ChildAnswer<ChildState, ChildInput>>?>(
+            AnsweringRun(observer: observer, answer: answer, remaining: max(children.count, 1)))
+        lifetime.observeEnded {
+            let ended = run.withCriticalRegion { run in
+                defer { run = nil }
+                return run
+            }
+            withExtendedLifetime(ended) {}
         }
-        switch children.count {
-        case 0:
-            deliver(.noChild)
-            observer.sendCompleted()
-        case 1:
-            children[0].ask(input) { result in
-                deliver(ChildAnswer(result))
-                observer.sendCompleted()
+        // Sends the parent's input for `childAnswer`, unless the effect has ended; the last answer
+        // ends the effect, after its value (an effect's input sent after its end is dropped).
+        let deliver = { @Sendable (childAnswer: ChildAnswer<ChildState, ChildInput>) in
+            guard let current = run.withCriticalRegion({ $0 }) else { return }
+            if let value = current.answer(childAnswer) { current.observer.send(value: value) }
+            let isLast = run.withCriticalRegion { run -> Bool in
+                guard run != nil else { return false }
+                run!.remaining -= 1
+                return run!.remaining == 0
             }
-        default:
-            // Each answer is sent before the count is taken down, so the last one ends the effect
-            // after every value (an effect's input sent after its end is dropped).
-            let waiting = Locked(children.count)
-            for child in children {
-                child.ask(input) { result in
-                    deliver(ChildAnswer(result))
-                    let isLast = waiting.withCriticalRegion { waiting in
-                        waiting -= 1
-                        return waiting == 0
-                    }
-                    if isLast { observer.sendCompleted() }
-                }
-            }
+            if isLast { current.observer.sendCompleted() }
+        }
+        guard !children.isEmpty else { return deliver(.noChild) }
+        for child in children {
+            child.ask(input) { result in deliver(ChildAnswer(result)) }
         }
     }
 
@@ -232,5 +232,20 @@ enum ChildRun {
         guard let registration else { return }
         ChildRegistry.shared.remove(registration)
         withExtendedLifetime(registration.take()) {}
+    }
+}
+
+/// An answered forward's run (`ChildRun.ask`): where its answers go, and how many are still to come.
+@usableFromInline
+struct AnsweringRun<ParentInput: Sendable, Answer>: Sendable {
+    @usableFromInline let observer: Observer<ParentInput, Never>
+    @usableFromInline let answer: @Sendable (Answer) -> ParentInput?
+    @usableFromInline var remaining: Int
+
+    @inlinable
+    init(observer: Observer<ParentInput, Never>, answer: @escaping @Sendable (Answer) -> ParentInput?, remaining: Int) {
+        self.observer = observer
+        self.answer = answer
+        self.remaining = remaining
     }
 }

@@ -142,6 +142,11 @@ extension ChildAutomata {
     ///   calls return the same values and changes (so a view may call it at each update).
     public func liveIDs<ParentState, ParentInput>(in parent: Automaton<ParentState, ParentInput>) -> Property<[ID]> {
         let engine = parent.engine
+        if let existing = ChildRegistry.shared.idsWatch(
+            named: name, idType: ObjectIdentifier(ID.self), parent: engine) as? ChildIDsWatch<ID>
+        {
+            return Property(storage: existing.storage)  // a later call: no watch made, no read
+        }
         let made = ChildIDsWatch<ID>(name: name, initial: ids(in: parent)) { [weak parent, self] in
             parent.map { ids(in: $0) }
         }
@@ -167,8 +172,8 @@ extension ChildAutomaton {
     /// or is stopped (a `.latest` replacement is a `false` then a `true`): ``current(in:)`` kept up to
     /// date, for a view that shows the child while it runs. See ``ChildAutomata/liveIDs(in:)`` for the
     /// order and threads; it completes when `parent` is released, and holds neither `parent` nor the
-    /// child. Each call makes a property fed by the parent's one watch until the parent's release:
-    /// keep it rather than calling this at each update.
+    /// child. It is derived from the parent's one watch of this kind (``ChildAutomata/liveIDs(in:)``),
+    /// and stores and observes nothing until it is observed, so a view may call it at each update.
     public func liveIsRunning<ParentState, ParentInput>(in parent: Automaton<ParentState, ParentInput>)
         -> Property<Bool>
     {

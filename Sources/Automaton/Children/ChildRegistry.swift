@@ -194,14 +194,26 @@ package final class ChildRegistry: Sendable {
     func idsWatch(_ watch: ChildIDsWatchBase, parent: AnyObject) -> ChildIDsWatchBase {
         let id = ObjectIdentifier(parent)
         return shard(of: id).withCriticalRegion { parents in
-            if let existing = parents[id]?.idsWatches.first(where: {
-                $0.name == watch.name && $0.idType == watch.idType
-            }) {
+            if let existing = Self.idsWatch(named: watch.name, idType: watch.idType, in: parents[id]) {
                 return existing
             }
             parents[id, default: Parent()].idsWatches.append(watch)
             return watch
         }
+    }
+
+    /// The parent's ids watch of the kind `name` with ids of type `idType`, if one was made.
+    func idsWatch(named name: String, idType: ObjectIdentifier, parent: AnyObject) -> ChildIDsWatchBase? {
+        let id = ObjectIdentifier(parent)
+        return shard(of: id).withCriticalRegion { parents in
+            Self.idsWatch(named: name, idType: idType, in: parents[id])
+        }
+    }
+
+    private static func idsWatch(named name: String, idType: ObjectIdentifier, in parent: Parent?)
+        -> ChildIDsWatchBase?
+    {
+        parent?.idsWatches.first { $0.name == name && $0.idType == idType }
     }
 
     /// Removes the ids watch `watch` of the parent `parent` (released by the caller, after the lock).

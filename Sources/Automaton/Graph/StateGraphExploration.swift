@@ -173,6 +173,7 @@ struct EdgeEffect {
         case let .keyed(key, _)?:
             starts = true
             self.key = key
+            forwardedTo = producer.directiveBox?.forwardKey  // a keyed answered forward
         case let .cancel(keys)?:
             starts = !producer.isEmpty
             cancelledKeys = keys

@@ -247,6 +247,8 @@ import Testing
         let proceed = DispatchSemaphore(value: 0)
         let twoFactor = ChildAutomaton("twoFactor") { Self.makeBlockingTwoFactor(entered: entered, proceed: proceed) }
         let mapped = Locked<[ChildAnswer<TwoFactorState, TwoFactorInput>]>([])
+        // One token per forward, captured by its `answer`: what a cancelled forward keeps shows here.
+        let tokens = Locked<[WeakBox<LiveObject>]>([])
         let parent = Automaton<Int, GateAsking>(
             state: 0,
             mapping: { count, input in
@@ -254,9 +256,12 @@ import Testing
                 case .start: return (count, twoFactor.start())
                 case .stop: return (count, twoFactor.stop())
                 case let .send(input):
+                    let token = LiveObject()
+                    tokens.withCriticalRegion { $0.append(WeakBox(token)) }
                     return (
                         count,
                         twoFactor.send(input) { answer in
+                            withExtendedLifetime(token) {}
                             mapped.withCriticalRegion { $0.append(answer) }
                             return .answered(answer)
                         }
@@ -273,6 +278,9 @@ import Testing
         entered.wait()
         parent.send(.send(.enter("123")))  // waits behind the child's `.resend`
         parent.send(.send(.enter("999")))  // replaces the first wait; waits too
+        // The replaced forward's `answer` is let go of at its cancellation, though the child still has
+        // its input queued; the waiting one's is kept.
+        #expect(tokens.withCriticalRegion { $0.map { $0.object != nil } } == [false, true])
         proceed.signal()
         await waitOrFail(busy)
         #expect(mapped.withCriticalRegion { $0 } == [.reply(.failure(.enter("999"), .accepted))])
@@ -293,6 +301,18 @@ import Testing
         #expect(pause?.effectKey == nil)
         #expect(pause?.forwardedTo == EffectKey(downloads.key("a")))
         #expect(graph.mermaid().contains("s0 --> s0 : pause(a) / effect, send [downloads[a]]\n"))
+    }
+
+    @Test func aKeyedAnsweredForwardKeepsItsChildInTheGraph() {
+        let downloads = ChildAutomata<String, DownloadState, DownloadInput>("downloads") { _ in makeDownload() }
+        let manager = Automaton<Int, AskingInput>(state: 0) { state, input in
+            guard case let .pause(id) = input else { return nil }
+            return (state, downloads.send(.pause, to: id) { .answered(id, $0) }.keyed("pausing", .first))
+        }
+        let pause = manager.graph(inputs: [.pause("a")]).edges.first { $0.input == .pause("a") }
+        #expect(pause?.startsEffect == true)
+        #expect(pause?.effectKey == EffectKey("pausing"))
+        #expect(pause?.forwardedTo == EffectKey(downloads.key("a")))
     }
 
     /// 4 threads bump their own counter through the parent, answered, while their counter's replies
