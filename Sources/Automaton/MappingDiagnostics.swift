@@ -9,7 +9,9 @@
 /// reported as the misspelled member (`type 'Input' has no member 'logni'`). Were `transition | input`
 /// a row, the type checker would rather read that row as `(.logni | transition) | effect` with the
 /// standard library's `SIMD` operator `|` on the left and this one on the right (two fixes weighing
-/// less than a missing member), and report that `Transition` does not conform to `SIMD`.
+/// less than a missing member), and report that `Transition` does not conform to `SIMD`. The price: a
+/// mis-ordered row without an effect is reported as a `MisorderedMappingRow` that is not a
+/// `MappingRow` (BENCHMARKS.md, "Type-checking the mapping DSL").
 public enum MisorderedMappingRow<State: Sendable, Input: Sendable>: Sendable {}
 
 /// A mis-ordered row, `fromState => toState | input`: the input comes first.
