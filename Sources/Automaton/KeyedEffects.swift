@@ -172,6 +172,11 @@ enum EffectDirective: Sendable {
     /// answer back (`ChildAutomata.send(_:to:answer:)`): nothing for the engine, the key for the state
     /// graph's labels.
     case answering(forwardsTo: EffectKey)
+    /// Several effects, each with its own directive (`SignalProducer.effects(_:)`): an
+    /// `EffectList` of the producer's `Value`, whose elements are flattened and none is an un-keyed
+    /// `.empty`. The engine handles it as a `.cancel` of no key until it reads the list (see
+    /// `AutomatonEngine.commitStartingNothing`), so the single effect's path tests nothing more.
+    case several(AnyObject & Sendable)
 }
 
 /// An effect's directive, as the producer carries it: one class reference, which the engine reads
@@ -191,6 +196,8 @@ final class EffectDirectiveBox: Sendable {
     /// The key of the child `.afterReply` or `.answering` forwards to, for the state graph's labels;
     /// `nil` otherwise.
     @usableFromInline let forwardKey: EffectKey?
+    /// The `EffectList` of `.several`; `nil` otherwise.
+    @usableFromInline let several: (AnyObject & Sendable)?
 
     /// `forwardsTo`: for `.keyed`, the child an answered forward that is keyed asks (its key, kept
     /// for the state graph's labels when `keyed(_:_:)` replaces its `.answering` directive).
@@ -199,17 +206,22 @@ final class EffectDirectiveBox: Sendable {
         switch directive {
         case let .keyed(key, policy):
             (self.key, self.policy, cancelKeys, afterReply, forwardKey) = (key, policy, nil, nil, forwardedKey)
-        case let .cancel(keys): (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, keys, nil, nil)
+            several = nil
+        case let .cancel(keys):
+            (key, policy, cancelKeys, afterReply, forwardKey, several) = (nil, nil, keys, nil, nil, nil)
         case let .afterReply(action, target):
-            (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, [], action, target)
+            (key, policy, cancelKeys, afterReply, forwardKey, several) = (nil, nil, [], action, target, nil)
         case let .answering(target):
-            (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, nil, nil, target)
+            (key, policy, cancelKeys, afterReply, forwardKey, several) = (nil, nil, nil, nil, target, nil)
+        case let .several(list):
+            (key, policy, cancelKeys, afterReply, forwardKey, several) = (nil, nil, [], nil, nil, list)
         }
     }
 
     /// The directive.
     @inlinable
     var directive: EffectDirective {
+        if let several { return .several(several) }
         if let afterReply { return .afterReply(afterReply, forwardsTo: forwardKey) }
         if let cancelKeys { return .cancel(cancelKeys) }
         if let key { return .keyed(key, policy.unsafelyUnwrapped) }
