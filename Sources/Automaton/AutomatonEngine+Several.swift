@@ -25,6 +25,37 @@ enum SeveralEffectsStep: Sendable {
 }
 
 extension AutomatonEngine {
+    /// One effect that runs `effects`, in order, with the lifetime it is given (the record's, so that
+    /// each can find its automaton, as an answered forward to a child does), and ends once every one
+    /// has ended: the un-keyed elements of an `.effects(...)` row under `.latest`. Unlike
+    /// `SignalProducer.merge`, it neither gives its elements lifetimes of their own nor serializes
+    /// their values (the engine takes them from any thread).
+    @usableFromInline
+    static func mergedInPlace(_ effects: [SignalProducer<Input, Never>]) -> SignalProducer<Input, Never> {
+        SignalProducer { observer, lifetime in
+            let remaining = Locked(effects.count)
+            // One observer per element: an observer may ignore what follows its first terminal event.
+            let inner = {
+                Observer<Input, Never> { event in
+                    switch event {
+                    case let .value(input):
+                        observer.send(value: input)
+                    case .completed, .interrupted:
+                        let isLast = remaining.withCriticalRegion { remaining -> Bool in
+                            remaining -= 1
+                            return remaining == 0
+                        }
+                        if isLast { observer.sendCompleted() }
+                    }
+                }
+            }
+            for effect in effects {
+                if lifetime.hasEnded { return }
+                effect.run(inner(), lifetime: lifetime)
+            }
+        }
+    }
+
     /// `commit(...)` for an `.effects(...)` row, whose elements are the `EffectList` `list`.
     ///
     /// Before the lock (user code is allowed here): the keys of the row that are equal by `==` are made
@@ -82,7 +113,7 @@ extension AutomatonEngine {
         }
         let records = producers.map { producer in
             EffectRecord(
-                engine: self, effect: producer ?? (unkeyed.count == 1 ? unkeyed[0] : SignalProducer.merge(unkeyed)))
+                engine: self, effect: producer ?? (unkeyed.count == 1 ? unkeyed[0] : Self.mergedInPlace(unkeyed)))
         }
         var cancelled = CancelledEffects<State, Input>()
         var decisions: [EffectDecision] = []

@@ -1,4 +1,5 @@
 import Automaton
+import AutomatonTesting
 import Dispatch
 import Foundation
 import Signals
@@ -473,6 +474,99 @@ struct SeveralEffectsTests {
         #expect(again?.effectKey == nil)
         #expect(
             graph.mermaid().contains("checkout / cancel [browse], effect [payment], effect, effect [timeout]"))
+    }
+
+    @Test("the tester records every element's events, on virtual time")
+    func tester() {
+        let scheduler = TestScheduler()
+        let log = Recording<String>()
+        let automaton = Automaton<Sev, SevInput>(
+            state: .cart,
+            table: [
+                .checkout | .cart => .paying
+                    | .effects(
+                        SignalProducer(value: .again).delay(.seconds(2), on: scheduler).keyed(SevKey.payment),
+                        effect("timer", log: log, after: .seconds(1), on: scheduler).keyed(SevKey.timeout, .first),
+                        SignalProducer(value: .note("now"))),
+                .note("now") | .paying => .paying,
+                .again | .paying => .paid | .cancel(SevKey.timeout),
+            ])
+        let tester = AutomatonTester(automaton, scheduler: scheduler)
+        tester.send(.checkout)
+        tester.advance(by: .seconds(2))
+        tester.expect([
+            .success(.checkout, .cart, .paying),
+            .started(by: .checkout, key: SevKey.payment),
+            .started(by: .checkout, key: SevKey.timeout),
+            .started(by: .checkout),
+            .ended(),
+            .success(.note("now"), .paying, .paying),
+            .ended(key: SevKey.timeout),
+            .success(.again, .paying, .paid),
+            .ended(key: SevKey.payment),
+        ])
+        #expect(log.values == ["start timer", "end timer", "dispose timer"])
+        tester.finish()
+    }
+
+    @Test("child elements under .latest: a start, a forward, an answered forward merged with a plain effect")
+    func childElements() {
+        let log = Recording<String>()
+        let pads = ChildAutomata<Int, TwoFactorState, TwoFactorInput>("pad") { _ in makeTwoFactor() }
+        let automaton = Automaton<Sev, SevInput>(
+            state: .cart,
+            mapping: { state, input in
+                switch input {
+                case .checkout:
+                    return (
+                        .paying,
+                        .effects(
+                            pads.start(1, replies: { .note("child \($0)") }),
+                            pads.send(.enter("000"), to: 1),
+                            effect("plain", log: log, sends: [.note("plain")]),
+                            pads.send(.enter("123"), to: 1, answer: { .note("answer \($0)") }))
+                    )
+                case .note: return (state, .empty)
+                case .again:
+                    // Nothing to start: forwards and a cancel only.
+                    return (
+                        .paid,
+                        .effects(
+                            pads.send(.enter("000"), to: 1), .cancel(SevKey.browse), pads.send(.enter("123"), to: 1))
+                    )
+                case .stop: return nil
+                }
+            }, strategy: .latest)
+        record(automaton, into: log)
+        automaton.send(.checkout)
+        #expect(pads.state(of: 1, in: automaton) == .rejected)
+        automaton.send(.again)
+        #expect(
+            log.values == [
+                "reply success(checkout, cart => paying)",
+                "effect 0 [pad[1]] started by checkout",
+                // The forward, at its place: the child processes it at once; its reply's input is queued.
+                // Then the un-keyed elements, one effect: the plain one, and the answered forward, which
+                // finds its automaton through the effect's lifetime.
+                "effect 1 started by checkout", "start plain",
+                "reply success(note(child success(enter(000), waiting => rejected)), paying => paying)",
+                "reply success(note(plain), paying => paying)",
+                "reply success(note(child failure(enter(123), rejected)), paying => paying)",
+                "reply success(note(answer reply failure(enter(123), rejected)), paying => paying)",
+                // The answered forward has ended; the plain one is replaced with it (one effect).
+                "effect 1 replaced by again", "dispose plain",
+                "reply success(again, paying => paid)",
+                "reply success(note(child failure(enter(000), rejected)), paid => paid)",
+                "reply success(note(child failure(enter(123), rejected)), paid => paid)",
+            ])
+        let edges = automaton.graph(inputs: [.checkout, .again]).edges
+        let checkout = edges.first { $0.input == .checkout }
+        #expect(checkout?.forwards == [EffectKey(pads.key(1)), EffectKey(pads.key(1))])
+        #expect(checkout?.effects == [EffectKey(pads.key(1)), nil, nil])
+        let again = edges.first { $0.input == .again }
+        #expect(again?.forwards == [EffectKey(pads.key(1)), EffectKey(pads.key(1))])
+        #expect(again?.effects == [])
+        #expect(again?.cancelledKeys == [EffectKey(SevKey.browse)])
     }
 
     @Test(
