@@ -61,6 +61,28 @@ func makeJobMachine(
 }
 // DOCC-TABLE-JOB-END
 
+// DOCC-TABLE-STEP-BEGIN
+func makeRetryingJobMachine(
+    download: @escaping @Sendable (_ attempt: Int) -> SignalProducer<JobInput, Never>
+) -> Automaton<Job, JobInput> {
+    Automaton(
+        state: .queued,
+        table: [
+            .start | .queued => .running(attempt: 1) | download(1).keyed(JobKey.download),
+            .fail | { job, _ in job.runningAttempt.map { .failed(attempt: $0) } },
+            // The attempt is computed once, for the next state and for the effect.
+            .on(.retry) { job, _ in
+                guard let attempt = job.failedAttempt, attempt < 3 else { return nil }
+                return (.running(attempt: attempt + 1), download(attempt + 1).keyed(JobKey.download))
+            },
+            // After a case path, the closure receives the case's value.
+            .on(\.finishedBytes) { job, bytes in
+                job.isRunning ? (.done(bytes: bytes), .empty) : nil
+            },
+        ])
+}
+// DOCC-TABLE-STEP-END
+
 // DOCC-TABLE-LAMP-BEGIN
 enum Lamp: Sendable, Equatable { case off, on }
 enum LampInput: Sendable, Equatable { case press, unplug }
@@ -111,6 +133,37 @@ struct MappingTableArticleTests {
         #expect(automaton.runningEffectCount == 1)
         scheduler.run()
         #expect(automaton.state.value == .failed(attempt: 1))
+    }
+
+    @Test("one closure for the next state and its effect: the retry's attempt, computed once")
+    func retryingJobMachine() {
+        let scheduler = TestScheduler()
+        let attempts = Recording<Int>()
+        let automaton = makeRetryingJobMachine(download: { attempt in
+            attempts.append(attempt)
+            return SignalProducer(value: attempt < 3 ? .fail : .finished(bytes: 7)).delay(.seconds(1), on: scheduler)
+        })
+        let replies = TestRecorder(automaton.replies)
+
+        automaton.send(.start)
+        scheduler.advance(by: .seconds(1))
+        automaton.send(.retry)
+        scheduler.advance(by: .seconds(1))
+        automaton.send(.retry)
+        scheduler.advance(by: .seconds(1))
+        automaton.send(.retry)  // declined: done
+
+        #expect(
+            replies.values == [
+                .success(.start, .queued, .running(attempt: 1)),
+                .success(.fail, .running(attempt: 1), .failed(attempt: 1)),
+                .success(.retry, .failed(attempt: 1), .running(attempt: 2)),
+                .success(.fail, .running(attempt: 2), .failed(attempt: 2)),
+                .success(.retry, .failed(attempt: 2), .running(attempt: 3)),
+                .success(.finished(bytes: 7), .running(attempt: 3), .done(bytes: 7)),
+                .failure(.retry, .done(bytes: 7)),
+            ])
+        #expect(attempts.values == [1, 2, 3])
     }
 
     @Test("the array form, combined with reduce, decides as the table does")
