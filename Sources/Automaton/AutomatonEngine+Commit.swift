@@ -241,7 +241,12 @@ extension AutomatonEngine {
     /// The event of `effect`'s cancellation by the successful input `input`.
     @inlinable
     static func cancellation(of effect: CancelledEffect<State, Input>, by input: Input) -> EffectEvent<Input> {
-        let cause: EffectCancellation<Input> = effect.byCancelRow ? .cancelled(by: input) : .replaced(by: input)
+        let cause: EffectCancellation<Input>
+        switch effect.cause {
+        case .replaced: cause = .replaced(by: input)
+        case .cancelRow: cause = .cancelled(by: input)
+        case .exit: cause = .exited(by: input)
+        }
         return EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))
     }
 }

@@ -75,6 +75,7 @@ extension AutomatonEngine {
             return key
         }
         var cancelKeys: [EffectKey] = []
+        var exitKeys: [EffectKey] = []
         var producers: [SignalProducer<Input, Never>?] = []  // `nil`: the merged un-keyed ones' place
         var unkeyed: [SignalProducer<Input, Never>] = []
         var steps: [SeveralEffectsStep] = []
@@ -83,7 +84,11 @@ extension AutomatonEngine {
             if let action = box?.afterReply {
                 steps.append(.afterReply(action))
             } else if let keysOfElement = box?.cancelKeys {
-                cancelKeys.append(contentsOf: keysOfElement.map(canonical))
+                if box?.exits == true {
+                    exitKeys.append(contentsOf: keysOfElement.map(canonical))
+                } else {
+                    cancelKeys.append(contentsOf: keysOfElement.map(canonical))
+                }
             } else if let key = box?.key, let policy = box?.policy {
                 let same = canonical(key)
                 producers.append(
@@ -101,7 +106,7 @@ extension AutomatonEngine {
                 steps.append(.effect(producers.count - 1))
             }
         }
-        if producers.isEmpty {
+        if producers.isEmpty && exitKeys.isEmpty {
             // Cancellations and forwards only.
             var actions: [@Sendable (AnyObject) -> Void] = []
             for case let .afterReply(action) in steps { actions.append(action) }
@@ -120,7 +125,7 @@ extension AutomatonEngine {
         decisions.reserveCapacity(records.count)
         var result = critical {
             $0.commitSeveral(
-                pending, records: records, cancelKeys: cancelKeys, equalities: nil,
+                pending, records: records, cancelKeys: cancelKeys, exitKeys: exitKeys, equalities: nil,
                 mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decisions: &decisions)
         }
         if case .compareKeys = result {
@@ -132,7 +137,7 @@ extension AutomatonEngine {
             let equalities = KeyEqualities(comparing: keys, with: candidates)
             result = critical {
                 $0.commitSeveral(
-                    pending, records: records, cancelKeys: cancelKeys, equalities: equalities,
+                    pending, records: records, cancelKeys: cancelKeys, exitKeys: exitKeys, equalities: equalities,
                     mayHaveRootLatest: &mayHaveRootLatest, cancelled: &cancelled, decisions: &decisions)
             }
             precondition(

@@ -8,7 +8,8 @@ import Signals
 extension EngineStateMachine {
     /// `commitSuccess` for the records of an `.effects(...)` row, in row order (each made before the
     /// lock, holding its producer; at most one is un-keyed under `.latest`), with `cancelKeys`, the
-    /// keys of its `.cancel` elements. `decisions` receives one decision per record, in order. The
+    /// keys of its `.cancel` elements, and `exitKeys`, those of the state-scoped declarations it
+    /// leaves (cancelled first, reported `exited`). `decisions` receives one decision per record, in order. The
     /// caller holds the records for the whole call; equal keys of the row are one storage (see
     /// `AutomatonEngine.commitSeveral`), so that no key of the row needs another's `==` here.
     ///
@@ -20,13 +21,14 @@ extension EngineStateMachine {
         _ pending: PendingInput<State, Input>,
         records: [Record],
         cancelKeys: [EffectKey],
+        exitKeys: [EffectKey],
         equalities: KeyEqualities?,
         mayHaveRootLatest: inout Bool,
         cancelled: inout CancelledEffects<State, Input>,
         decisions: inout [EffectDecision]
     ) -> CommitResult {
         if hasKeyGroups, phase != .terminated,
-            needsComparison(records: records, cancelKeys: cancelKeys, equalities: equalities)
+            needsComparison(records: records, cancelKeys: cancelKeys + exitKeys, equalities: equalities)
         {
             return .compareKeys
         }
@@ -38,15 +40,18 @@ extension EngineStateMachine {
         if isLatest {
             let previous = pending.origin.map { $0.isTracked ? $0.latestChild : nil } ?? rootLatest
             if let previous {
-                cancelChain(from: previous, into: &cancelled, byCancelRow: false)
+                cancelChain(from: previous, into: &cancelled, cause: .replaced)
                 if let origin = pending.origin { origin.latestChildLink = nil } else { rootLatestLink = nil }
             }
         }
-        if !cancelKeys.isEmpty, let parts = occasional?.parts {
+        if !cancelKeys.isEmpty || !exitKeys.isEmpty, let parts = occasional?.parts {
             var none: [EffectKey] = []
-            for key in cancelKeys {
-                if let group = parts.pointee.groups.value(for: key, equalities: equalities, undecided: &none) {
-                    group._withUnsafeGuaranteedRef { cancel($0, into: &cancelled, byCancelRow: true) }
+            // The states left first: an effect both scoped and cancelled by the row is reported exited.
+            for (keys, cause) in [(exitKeys, CancellationCause.exit), (cancelKeys, .cancelRow)] {
+                for key in keys {
+                    if let group = parts.pointee.groups.value(for: key, equalities: equalities, undecided: &none) {
+                        group._withUnsafeGuaranteedRef { cancel($0, into: &cancelled, cause: cause) }
+                    }
                 }
             }
             sweepIdleGroupsIfMost(into: &cancelled)
@@ -101,7 +106,7 @@ extension EngineStateMachine {
     ) -> EffectDecision {
         switch policy.kind {
         case .latest:
-            cancel(group, into: &cancelled, byCancelRow: false)
+            cancel(group, into: &cancelled, cause: .replaced)
             return startKeyed(record, in: group)
         case .first:
             return group.isEmpty ? startKeyed(record, in: group) : .drop

@@ -181,7 +181,7 @@ struct EdgeEffect {
         case let .keyed(key, _)?:
             effects.append(key)
             if let target = producer.directiveBox?.forwardKey { forwards.append(target) }  // a keyed answered forward
-        case let .cancel(keys)?:
+        case let .cancel(keys)?, let .exit(keys)?:
             if !producer.isEmpty { effects.append(nil) }
             cancelledKeys += keys
         case let .afterReply(_, target)?:  // an input forwarded to a child automaton: no effect of this machine
