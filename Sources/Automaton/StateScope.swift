@@ -119,7 +119,9 @@ struct StateScopes<State: Sendable, Input: Sendable>: Sendable {
 
     /// `decide`, then, when a row applied, the exits and entries of the scopes added to its effect.
     @inlinable
-    func wrapping(_ decide: @escaping MappingKeyIndexing<State, Input>.Decide) -> MappingKeyIndexing<State, Input>.Decide {
+    func wrapping(_ decide: @escaping MappingKeyIndexing<State, Input>.Decide)
+        -> MappingKeyIndexing<State, Input>.Decide
+    {
         let scopes = self
         return { state, input, next, effect in
             guard decide(state, input, &next, &effect) else { return false }

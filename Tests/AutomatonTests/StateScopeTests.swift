@@ -251,6 +251,42 @@ struct StateScopeTests {
         #expect(automaton.state.value == .paid)
     }
 
+    @Test("a machine made in a scope's states starts its effect as it is made; a value it sends is processed then")
+    func initialState() {
+        let work = Recording<String>()
+        let scheduler = TestScheduler()
+        let automaton = Automaton<Order, OrderInput>(
+            state: .paying(attempt: 1),
+            table: [
+                .ping | \.isPaying => .paying(attempt: 2),
+                .paid | \.isPaying => .paid,
+                .timedOut | \.isPaying => .failed(attempt: 2),
+                .during(\.isPaying) { order in payment(order, log: work) },
+                .during(.paying(attempt: 1), key: OrderKey.payment) { _ in SignalProducer(value: .ping) },
+                .after(.seconds(5), in: \.isPaying, send: .timedOut, on: scheduler),
+            ])
+        let events = log(automaton)
+
+        // The `.ping` its second scope sent as it was made has been processed: paying(1) -> paying(2)
+        // left that scope, whose effect had ended; the others stay.
+        #expect(automaton.state.value == .paying(attempt: 2))
+        #expect(work.values == ["pay 1"])
+        #expect(automaton.runningEffectCount == 2)
+        scheduler.advance(by: .seconds(5))
+        automaton.send(.paid)
+
+        #expect(
+            events.values == [
+                // Every scope left, in table order, before the reply.
+                "effect 0 [during 0] exited by timedOut",
+                "effect 2 [after 5.0 seconds 2] exited by timedOut",
+                "success(timedOut, paying(2) => failed(2))",
+                "failure(paid, failed(2))",
+            ])
+        #expect(work.values == ["pay 1", "stop paying 1"])
+        #expect(automaton.runningEffectCount == 0)
+    }
+
     @Test("under four threads, the scope's effect runs exactly while the machine is in its states")
     func threads() async {
         for _ in 0..<50 {
