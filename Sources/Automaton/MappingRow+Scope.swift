@@ -63,6 +63,29 @@ extension MappingRow {
         during({ states.contains($0) }, key: key, policy: policy, restart: restart, effect)
     }
 
+    /// A state-scoped effect for the states of one case, read through a key path to an optional (a
+    /// *case path*, `\.attempt`): it runs while the value is not `nil`, and its closure receives the
+    /// value, not the whole state:
+    ///
+    /// ```swift
+    /// .during(\.payingAttempt) { attempt in charge(attempt) }
+    /// ```
+    ///
+    /// Otherwise as ``during(_:key:policy:restart:_:)-(State->Bool,_,_,_,_)``; with
+    /// `restart: .onStateChange`, a transition to another state of the case (another value) restarts it.
+    @inlinable
+    public static func during<Value>(
+        _ casePath: KeyPath<State, Value?> & Sendable,
+        key: (any Hashable & Sendable)? = nil,
+        policy: EffectPolicy = .latest,
+        restart: ScopeRestart = .never,
+        _ effect: @escaping @Sendable (_ value: Value) -> SignalProducer<Input, Never>
+    ) -> MappingRow {
+        during(
+            { $0[keyPath: casePath] != nil }, key: key, policy: policy, restart: restart,
+            { state in state[keyPath: casePath].map(effect) ?? .empty })
+    }
+
     /// A delayed input: `delay` after the machine enters a state `states` accepts, on `scheduler`,
     /// `input` is sent, unless the machine has left those states by then; a row of the table decides
     /// what it does, as for any input.

@@ -7,7 +7,7 @@ import Testing
 // (with the leaving input's cancellations, before its reply), kept or restarted through transitions
 // that stay inside, as `restart` says.
 
-private enum Order: Sendable, Hashable, CustomStringConvertible {
+private enum ScopedOrder: Sendable, Hashable, CustomStringConvertible {
     case cart, paying(attempt: Int), failed(attempt: Int), paid, cancelled
 
     var isPaying: Bool { attempt != nil }
@@ -25,17 +25,17 @@ private enum Order: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-private enum OrderInput: String, Sendable, Hashable, CustomStringConvertible {
+private enum ScopedOrderInput: String, Sendable, Hashable, CustomStringConvertible {
     case checkout, bump, ping, paid, declined, retry, cancel, timedOut
     var description: String { rawValue }
 }
 
-private enum OrderKey: Hashable, Sendable {
+private enum ScopedOrderKey: Hashable, Sendable {
     case payment
 }
 
 /// One log of what an automaton tells, in the order it tells it: replies and effect events.
-private func log(_ automaton: Automaton<Order, OrderInput>) -> Recording<String> {
+private func log(_ automaton: Automaton<ScopedOrder, ScopedOrderInput>) -> Recording<String> {
     let log = Recording<String>()
     automaton.replies.observeValues { log.append("\($0)") }
     automaton.effectEvents.observeValues { log.append("\($0)") }
@@ -43,7 +43,7 @@ private func log(_ automaton: Automaton<Order, OrderInput>) -> Recording<String>
 }
 
 /// A payment that runs until it is cancelled, logging its start (with the attempt) and its end.
-private func payment(_ order: Order, log: Recording<String>) -> SignalProducer<OrderInput, Never> {
+private func payment(_ order: ScopedOrder, log: Recording<String>) -> SignalProducer<ScopedOrderInput, Never> {
     SignalProducer { _, lifetime in
         log.append("pay \(order.attempt ?? 0)")
         lifetime.observeEnded { log.append("stop paying \(order.attempt ?? 0)") }
@@ -55,7 +55,7 @@ struct StateScopeTests {
     @Test("entering starts the effect after the reply; leaving cancels it before the reply")
     func enterAndLeave() {
         let work = Recording<String>()
-        let automaton = Automaton<Order, OrderInput>(
+        let automaton = Automaton<ScopedOrder, ScopedOrderInput>(
             state: .cart,
             table: [
                 .checkout | .cart => .paying(attempt: 1),
@@ -83,7 +83,7 @@ struct StateScopeTests {
     @Test("a transition that stays inside keeps the effect (restart: .never)")
     func staysInside() {
         let work = Recording<String>()
-        let automaton = Automaton<Order, OrderInput>(
+        let automaton = Automaton<ScopedOrder, ScopedOrderInput>(
             state: .cart,
             table: [
                 .checkout | .cart => .paying(attempt: 1),
@@ -94,7 +94,7 @@ struct StateScopeTests {
             ])
         let events = log(automaton)
 
-        for input: OrderInput in [.checkout, .bump, .ping, .paid] { automaton.send(input) }
+        for input: ScopedOrderInput in [.checkout, .bump, .ping, .paid] { automaton.send(input) }
 
         #expect(
             events.values == [
@@ -113,7 +113,7 @@ struct StateScopeTests {
         arguments: [ScopeRestart.onStateChange, .onEveryTransition])
     func restarts(restart: ScopeRestart) {
         let work = Recording<String>()
-        let automaton = Automaton<Order, OrderInput>(
+        let automaton = Automaton<ScopedOrder, ScopedOrderInput>(
             state: .cart,
             table: [
                 .checkout | .cart => .paying(attempt: 1),
@@ -124,7 +124,7 @@ struct StateScopeTests {
             ])
         let events = log(automaton)
 
-        for input: OrderInput in [.checkout, .bump, .ping, .paid] { automaton.send(input) }
+        for input: ScopedOrderInput in [.checkout, .bump, .ping, .paid] { automaton.send(input) }
 
         let ping: [String] =
             restart == .onEveryTransition
@@ -156,7 +156,7 @@ struct StateScopeTests {
     @Test("the row's own effect starts first, then the scopes entered, in table order")
     func rowEffectThenScopes() {
         let work = Recording<String>()
-        let automaton = Automaton<Order, OrderInput>(
+        let automaton = Automaton<ScopedOrder, ScopedOrderInput>(
             state: .cart,
             table: [
                 .checkout | .cart => .paying(attempt: 1) | SignalProducer { _, _ in work.append("row") },
@@ -180,13 +180,13 @@ struct StateScopeTests {
 
     @Test("a scope's own key: a `.cancel(key)` row cancels it; its inputs are processed as any effect's")
     func keyedScope() {
-        let automaton = Automaton<Order, OrderInput>(
+        let automaton = Automaton<ScopedOrder, ScopedOrderInput>(
             state: .cart,
             table: [
                 .checkout | .cart => .paying(attempt: 1),
-                .cancel | \.isPaying => .paying(attempt: 9) | .cancel(OrderKey.payment),
+                .cancel | \.isPaying => .paying(attempt: 9) | .cancel(ScopedOrderKey.payment),
                 .paid | \.isPaying => .paid,
-                .during(\.isPaying, key: OrderKey.payment) { order in
+                .during(\.isPaying, key: ScopedOrderKey.payment) { order in
                     order.attempt == 1 ? SignalProducer(value: .ping) : .never
                 },
                 .ping | \.isPaying => .paying(attempt: 2),
@@ -211,7 +211,7 @@ struct StateScopeTests {
     @Test("after: the input is sent after the delay, on the scheduler's clock, unless the machine has left")
     func afterDelay() {
         let scheduler = TestScheduler()
-        let automaton = Automaton<Order, OrderInput>(
+        let automaton = Automaton<ScopedOrder, ScopedOrderInput>(
             state: .cart,
             table: [
                 .checkout | .cart => .paying(attempt: 1),
@@ -255,14 +255,14 @@ struct StateScopeTests {
     func initialState() {
         let work = Recording<String>()
         let scheduler = TestScheduler()
-        let automaton = Automaton<Order, OrderInput>(
+        let automaton = Automaton<ScopedOrder, ScopedOrderInput>(
             state: .paying(attempt: 1),
             table: [
                 .ping | \.isPaying => .paying(attempt: 2),
                 .paid | \.isPaying => .paid,
                 .timedOut | \.isPaying => .failed(attempt: 2),
                 .during(\.isPaying) { order in payment(order, log: work) },
-                .during(.paying(attempt: 1), key: OrderKey.payment) { _ in SignalProducer(value: .ping) },
+                .during(.paying(attempt: 1), key: ScopedOrderKey.payment) { _ in SignalProducer(value: .ping) },
                 .after(.seconds(5), in: \.isPaying, send: .timedOut, on: scheduler),
             ])
         let events = log(automaton)
@@ -291,7 +291,7 @@ struct StateScopeTests {
     func threads() async {
         for _ in 0..<50 {
             let running = Locked(0)
-            let automaton = Automaton<Order, OrderInput>(
+            let automaton = Automaton<ScopedOrder, ScopedOrderInput>(
                 state: .cart,
                 table: [
                     .checkout | .cart => .paying(attempt: 1),
@@ -306,7 +306,7 @@ struct StateScopeTests {
                     },
                 ])
             await runOnThreads(4) { thread in
-                let inputs: [OrderInput] = [.checkout, .bump, .paid, .cancel]
+                let inputs: [ScopedOrderInput] = [.checkout, .bump, .paid, .cancel]
                 for step in 0..<200 { automaton.send(inputs[(step + thread) % 4]) }
             }
             let expected = automaton.state.value.isPaying ? 1 : 0
