@@ -287,6 +287,67 @@ struct StateScopeTests {
         #expect(automaton.runningEffectCount == 0)
     }
 
+    @Test("under .latest, a scoped effect is not in the tree: the next success replaces the row's effect, not it")
+    func latestStrategy() {
+        let work = Recording<String>()
+        let automaton = Automaton<ScopedOrder, ScopedOrderInput>(
+            state: .cart,
+            strategy: .latest,
+            table: [
+                .checkout | .cart => .paying(attempt: 1) | SignalProducer { _, _ in work.append("row") },
+                .bump | { order, _ in order.attempt.map { .paying(attempt: $0 + 1) } },
+                .during(\.isPaying) { order in payment(order, log: work) },
+            ])
+        let events = log(automaton)
+
+        automaton.send(.checkout)
+        automaton.send(.bump)
+
+        #expect(
+            events.values == [
+                "success(checkout, cart => paying(1))",
+                "effect 0 started by checkout",
+                "effect 1 [during 0] started by checkout",
+                "effect 0 replaced by bump",
+                "success(bump, paying(1) => paying(2))",
+            ])
+        #expect(automaton.runningEffectCount == 1)
+    }
+
+    @Test(
+        "termination cancels scoped effects and timers as any effect; nothing fires afterwards",
+        arguments: ["interrupted", "released"])
+    func termination(how: String) {
+        let scheduler = TestScheduler()
+        let work = Recording<String>()
+        let (input, observer) = Signal<ScopedOrderInput, Never>.pipe()
+        var automaton: Automaton<ScopedOrder, ScopedOrderInput>? = Automaton(
+            state: .cart,
+            input: input,
+            table: [
+                .checkout | .cart => .paying(attempt: 1),
+                .timedOut | \.isPaying => .failed(attempt: 1),
+                .during(\.isPaying) { order in payment(order, log: work) },
+                .after(.seconds(10), in: \.isPaying, send: .timedOut, on: scheduler),
+            ])
+        let events = log(automaton!)
+
+        observer.send(value: .checkout)
+        if how == "interrupted" { observer.sendInterrupted() } else { automaton = nil }
+        scheduler.advance(by: .seconds(60))
+
+        #expect(
+            events.values == [
+                "success(checkout, cart => paying(1))",
+                "effect 0 [during 0] started by checkout",
+                "effect 1 [after 10.0 seconds 1] started by checkout",
+                "effect 0 [during 0] cancelled: \(how == "interrupted" ? "input interrupted" : "automaton released")",
+                "effect 1 [after 10.0 seconds 1] cancelled: \(how == "interrupted" ? "input interrupted" : "automaton released")",
+            ])
+        #expect(work.values == ["pay 1", "stop paying 1"])
+        withExtendedLifetime(automaton) {}
+    }
+
     @Test("under four threads, the scope's effect runs exactly while the machine is in its states")
     func threads() async {
         for _ in 0..<50 {
