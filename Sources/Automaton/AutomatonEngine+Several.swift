@@ -192,6 +192,7 @@ extension AutomatonEngine {
                 }
             }
         }
+        assert(heldValue == nil || holder != nil, "Internal inconsistency: a value held by no effect of the row")
         if let value = heldValue.take(), let holder {
             held = HeldInput(input: value, origin: holder)
             if !isProcessingHeldInputs { processHeldInputs() }
