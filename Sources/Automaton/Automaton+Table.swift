@@ -18,6 +18,9 @@ extension Automaton {
     /// expression in reasonable time".) Rows already in an array are passed as
     /// `table: MappingTable(rows)`.
     ///
+    /// The state-scoped effects (`.during`, `.after`) of the scopes `state` is in start here, as the
+    /// automaton is made (see `MappingRow.during(_:key:policy:restart:_:)`).
+    ///
     /// The table is indexed by input here, once (see `MappingTable`). For each input the rows are tried
     /// in table order and the first that applies wins; their closures are called on the processing
     /// thread, with no lock held, and must be pure. Everything else is as in
@@ -29,6 +32,8 @@ extension Automaton {
         strategy: AutomatonStrategy = .merge,
         table: MappingTable<State, Input>
     ) {
-        self.init(state: state, input: input, transition: table.transition, strategy: strategy)
+        self.init(
+            state: state, input: input, transition: table.transition, strategy: strategy,
+            initialEffects: table.scopes?.entries(of: state) ?? [])
     }
 }

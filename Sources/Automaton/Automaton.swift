@@ -163,7 +163,8 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
         state: State,
         input: Signal<Input, Never>?,
         transition: @escaping AutomatonEngine<State, Input>.Transition,
-        strategy: AutomatonStrategy
+        strategy: AutomatonStrategy,
+        initialEffects: [SignalProducer<Input, Never>] = []
     ) {
         let box = TransitionBox(
             transition, releaseEngine: { engine, lifetime in engine.release(endingAfterwards: lifetime) })
@@ -171,6 +172,8 @@ public final class Automaton<State: Sendable, Input: Sendable>: @unchecked Senda
         self.engine = engine
         self.box = box
         self.state = Property(storage: engine.stateStorage)
+        // The state-scoped effects of the initial state, before any input can come.
+        engine.startInitial(initialEffects)
         // Strong: `deinit` disposes the observation, so the input signal holds the engine only while
         // the automaton lives. A weak reference would give the engine a side table, and every retain
         // and release of the engine would then take the slow path (see `EffectRecord.engine`).

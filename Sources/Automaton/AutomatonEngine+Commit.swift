@@ -25,10 +25,11 @@ extension AutomatonEngine {
         }
         let cancelKeys = effect?.directiveBox?.cancelKeys
         if let cancelKeys {
-            // Out of line: a `.cancel` row, or a forwarding row, starts no effect.
+            // Out of line: a `.cancel` row, or a forwarding row, starts no effect; an `.effects(...)`
+            // row is told apart there.
             commitStartingNothing(
-                pending, from: from, to: toState, cancelKeys: cancelKeys,
-                afterReply: effect?.directiveBox?.afterReply, observedSince: start)
+                pending, from: from, to: toState, cancelKeys: cancelKeys, directive: effect?.directiveBox,
+                observedSince: start)
             return
         }
         // The producer moves into the record (the caller gives it up): no reference counting for it.
@@ -141,12 +142,30 @@ extension AutomatonEngine {
         if !isProcessingHeldInputs { processHeldInputs() }
     }
 
-    /// `commit(...)` for a row that starts no effect: a `.cancel(keys)` row, or one that forwards an
-    /// input to a child automaton (`EffectDirective.afterReply`: `afterReply` runs after the reply, on
-    /// this thread, with no lock held). Apart from `commit(...)`, so that adding the forwarding rows
-    /// left the effect path's code as it was (it cost W3 12 instructions per input inside it).
+    /// `commit(...)` for a row whose directive has cancel keys (see `EffectDirectiveBox.cancelKeys`):
+    /// a `.cancel(keys)` row or one that forwards an input to a child automaton, which start no
+    /// effect (`commitCancelling`), or an `.effects(...)` row (`commitSeveral`). Apart from
+    /// `commit(...)`, so that adding these rows left the effect path's code as it was (the forwarding
+    /// rows cost W3 12 instructions per input inside it).
     @inlinable @inline(never)
     func commitStartingNothing(
+        _ pending: PendingInput<State, Input>, from: State, to toState: State, cancelKeys: [EffectKey],
+        directive: EffectDirectiveBox?, observedSince start: UInt64
+    ) {
+        if let several = directive?.several {
+            commitSeveral(pending, from: from, to: toState, effects: several, observedSince: start)
+            return
+        }
+        commitCancelling(
+            pending, from: from, to: toState, cancelKeys: cancelKeys, afterReply: directive?.afterReply,
+            observedSince: start)
+    }
+
+    /// `commit(...)` for a row that starts no effect: a `.cancel(keys)` row, or one that forwards an
+    /// input to a child automaton (`EffectDirective.afterReply`: `afterReply` runs after the reply, on
+    /// this thread, with no lock held).
+    @inlinable @inline(never)
+    func commitCancelling(
         _ pending: PendingInput<State, Input>, from: State, to toState: State, cancelKeys: [EffectKey],
         afterReply: (@Sendable (AnyObject) -> Void)?, observedSince start: UInt64
     ) {
@@ -222,7 +241,12 @@ extension AutomatonEngine {
     /// The event of `effect`'s cancellation by the successful input `input`.
     @inlinable
     static func cancellation(of effect: CancelledEffect<State, Input>, by input: Input) -> EffectEvent<Input> {
-        let cause: EffectCancellation<Input> = effect.byCancelRow ? .cancelled(by: input) : .replaced(by: input)
+        let cause: EffectCancellation<Input>
+        switch effect.cause {
+        case .replaced: cause = .replaced(by: input)
+        case .cancelRow: cause = .cancelled(by: input)
+        case .exit: cause = .exited(by: input)
+        }
         return EffectEvent(id: effect.record.id, key: effect.record.key, kind: .cancelled(cause))
     }
 }

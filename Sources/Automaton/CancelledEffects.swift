@@ -1,17 +1,27 @@
 import Signals
 
+/// Why the engine cancels an effect, as an input's commit decides it (termination reports its own).
+@usableFromInline
+enum CancellationCause: UInt8, Sendable {
+    /// Replaced: under `.latest`, or by a newer `.latest` effect of its key.
+    case replaced
+    /// By a `.cancel(key)` row.
+    case cancelRow
+    /// The machine left the states of its state-scoped declaration (`.during`, `.after`).
+    case exit
+}
+
 /// An effect cancelled by the engine: its record (whose lifetime to end, and whose identifier and key
-/// to report), and whether a `.cancel(key)` row cancelled it.
+/// to report), and why.
 @usableFromInline
 struct CancelledEffect<State: Sendable, Input: Sendable>: Sendable {
     @usableFromInline let record: EffectRecord<State, Input>
-    /// Cancelled by a `.cancel(key)` row, rather than replaced.
-    @usableFromInline let byCancelRow: Bool
+    @usableFromInline let cause: CancellationCause
 
     @inlinable
-    init(_ record: EffectRecord<State, Input>, byCancelRow: Bool) {
+    init(_ record: EffectRecord<State, Input>, cause: CancellationCause) {
         self.record = record
-        self.byCancelRow = byCancelRow
+        self.cause = cause
     }
 }
 

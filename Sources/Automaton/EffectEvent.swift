@@ -55,6 +55,9 @@ public enum EffectCancellation<Input: Sendable>: Sendable, CustomStringConvertib
     case replaced(by: Input)
     /// Cancelled by `input`, whose row cancels its key (`.cancel(key)`).
     case cancelled(by: Input)
+    /// A state-scoped effect (`.during`, `.after`), cancelled because `input` made the machine leave
+    /// the states it was declared for (or restart it there: `ScopeRestart`).
+    case exited(by: Input)
     /// Never started: `input` would have started it, but its key's policy is `.first` and an effect of
     /// that key was running.
     case dropped(by: Input)
@@ -63,12 +66,13 @@ public enum EffectCancellation<Input: Sendable>: Sendable, CustomStringConvertib
     /// The automaton was released.
     case released
 
-    /// e.g. `cancelled by disconnect`, `replaced by connect`, `dropped by connect`,
+    /// e.g. `cancelled by disconnect`, `replaced by connect`, `dropped by connect`, `exited by paid`,
     /// `cancelled: automaton released`.
     public var description: String {
         switch self {
         case let .replaced(input): return "replaced by \(input)"
         case let .cancelled(input): return "cancelled by \(input)"
+        case let .exited(input): return "exited by \(input)"
         case let .dropped(input): return "dropped by \(input)"
         case .interrupted: return "cancelled: input interrupted"
         case .released: return "cancelled: automaton released"

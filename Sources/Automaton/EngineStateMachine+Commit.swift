@@ -44,7 +44,7 @@ extension EngineStateMachine {
         if isLatest {
             let previous = pending.origin.map { $0.isTracked ? $0.latestChild : nil } ?? rootLatest
             if let previous {
-                cancelChain(from: previous, into: &cancelled, byCancelRow: false)
+                cancelChain(from: previous, into: &cancelled, cause: .replaced)
                 // The link to the forgotten chain goes at once (it is set anew below): a cancel by key
                 // below may walk the tree through the input's origin.
                 if let origin = pending.origin { origin.latestChildLink = nil } else { rootLatestLink = nil }
@@ -55,7 +55,7 @@ extension EngineStateMachine {
             var none: [EffectKey] = []
             for key in cancelKeys {
                 if let group = parts.pointee.groups.value(for: key, equalities: equalities, undecided: &none) {
-                    group._withUnsafeGuaranteedRef { cancel($0, into: &cancelled, byCancelRow: true) }
+                    group._withUnsafeGuaranteedRef { cancel($0, into: &cancelled, cause: .cancelRow) }
                 }
             }
             sweepIdleGroupsIfMost(into: &cancelled)
@@ -75,7 +75,7 @@ extension EngineStateMachine {
                         ._withUnsafeGuaranteedRef { group in
                             switch policy.kind {
                             case .latest:
-                                cancel(group, into: &cancelled, byCancelRow: false)
+                                cancel(group, into: &cancelled, cause: .replaced)
                                 return startKeyed(record, in: group)
                             case .first:
                                 return group.isEmpty ? startKeyed(record, in: group) : .drop

@@ -9,13 +9,13 @@ extension EngineStateMachine {
     /// and its lifetime has ended: it is not reported again.
     @inlinable
     mutating func cancelChain(
-        from first: Record, into cancelled: inout CancelledEffects<State, Input>, byCancelRow: Bool
+        from first: Record, into cancelled: inout CancelledEffects<State, Input>, cause: CancellationCause
     ) {
         var current: Record? = first
         while let record = current, record.isTracked {
             current = record.latestChild
             if !record.hasFinished {
-                cancelled.append(CancelledEffect(record, byCancelRow: byCancelRow))
+                cancelled.append(CancelledEffect(record, cause: cause))
                 runningEffects -= 1
             }
             tracked.remove(record)

@@ -129,7 +129,7 @@ extension EngineStateMachine {
     /// The group stays in the table, empty.
     @inlinable
     mutating func cancel(
-        _ group: KeyGroup<State, Input>, into cancelled: inout CancelledEffects<State, Input>, byCancelRow: Bool
+        _ group: KeyGroup<State, Input>, into cancelled: inout CancelledEffects<State, Input>, cause: CancellationCause
     ) {
         if !group.isEmpty { idleGroups += 1 }
         var current = group.firstRunning
@@ -141,7 +141,7 @@ extension EngineStateMachine {
             record.previousOfKey = nil
             record.nextOfKey = nil
             record.groupLink = nil
-            cancelChain(from: record, into: &cancelled, byCancelRow: byCancelRow)
+            cancelChain(from: record, into: &cancelled, cause: cause)
         }
         while let waiting = group.waiting.removeFirst() {
             let record = waiting.record
@@ -149,7 +149,7 @@ extension EngineStateMachine {
                 tracked.remove(record)
                 runningEffects -= 1
                 waitingEffects -= 1
-                cancelled.append(CancelledEffect(record, byCancelRow: byCancelRow))
+                cancelled.append(CancelledEffect(record, cause: cause))
             }
             // Released after the lock, whatever its record's state: it holds an input and a producer.
             cancelled.keep(waiting)

@@ -41,7 +41,7 @@ extension EngineStateMachine {
         // Effects that have ended were reported so; only their queued inputs were left.
         while let record = tracked.first {
             if !record.hasFinished {
-                effects.append(CancelledEffect(record, byCancelRow: false))
+                effects.append(CancelledEffect(record, cause: .replaced))
             }
             record.previousOfKey = nil
             record.nextOfKey = nil

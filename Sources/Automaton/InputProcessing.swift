@@ -25,7 +25,8 @@ public struct InputProcessing<State: Sendable, Input: Sendable>: Sendable {
     public let sentByEffect: UInt64?
     /// The effect the transition made (its `EffectEvent.id`): started, waiting for its key (`.queue`) or
     /// dropped (`.first`), as `effectEvents` reports. `nil` for a failure, a transition without an
-    /// effect, and a `.cancel(key)` row.
+    /// effect, and a `.cancel(key)` row. For an `.effects(...)` row (`SignalProducer.effects(_:)`), the
+    /// first effect it made.
     public let effect: UInt64?
     /// How long the input took: from the mapping's call to the end of the reply's delivery to the
     /// `replies` observers, the effects it cancelled included. The effect it starts is not included.

@@ -165,6 +165,10 @@ enum EffectDirective: Sendable {
     case keyed(EffectKey, EffectPolicy)
     /// Start nothing; cancel every running or waiting effect of each key.
     case cancel([EffectKey])
+    /// A `.cancel` of the keys of the state-scoped declarations the machine leaves (or restarts): the
+    /// same for the engine, but the cancellations are `exited(by:)`. Only ever an element of an
+    /// `.effects(...)` list (`StateScopes`); alone, it would be handled as a `.cancel`.
+    case exit([EffectKey])
     /// Start nothing; after the reply, on the processing thread, call the action with the engine (a
     /// child automaton's forwarded input: see `ChildAutomata.send(_:to:)`).
     case afterReply(@Sendable (AnyObject) -> Void, forwardsTo: EffectKey?)
@@ -172,6 +176,11 @@ enum EffectDirective: Sendable {
     /// answer back (`ChildAutomata.send(_:to:answer:)`): nothing for the engine, the key for the state
     /// graph's labels.
     case answering(forwardsTo: EffectKey)
+    /// Several effects, each with its own directive (`SignalProducer.effects(_:)`): an
+    /// `EffectList` of the producer's `Value`, whose elements are flattened and none is an un-keyed
+    /// `.empty`. The engine handles it as a `.cancel` of no key until it reads the list (see
+    /// `AutomatonEngine.commitStartingNothing`), so the single effect's path tests nothing more.
+    case several(AnyObject & Sendable)
 }
 
 /// An effect's directive, as the producer carries it: one class reference, which the engine reads
@@ -191,27 +200,39 @@ final class EffectDirectiveBox: Sendable {
     /// The key of the child `.afterReply` or `.answering` forwards to, for the state graph's labels;
     /// `nil` otherwise.
     @usableFromInline let forwardKey: EffectKey?
+    /// The `EffectList` of `.several`; `nil` otherwise.
+    @usableFromInline let several: (AnyObject & Sendable)?
+    /// Whether `cancelKeys` are those of `.exit`.
+    @usableFromInline let exits: Bool
 
     /// `forwardsTo`: for `.keyed`, the child an answered forward that is keyed asks (its key, kept
     /// for the state graph's labels when `keyed(_:_:)` replaces its `.answering` directive).
     @inlinable
     init(_ directive: EffectDirective, forwardsTo forwardedKey: EffectKey? = nil) {
+        if case .exit = directive { exits = true } else { exits = false }
         switch directive {
         case let .keyed(key, policy):
             (self.key, self.policy, cancelKeys, afterReply, forwardKey) = (key, policy, nil, nil, forwardedKey)
-        case let .cancel(keys): (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, keys, nil, nil)
+            several = nil
+        case let .exit(keys):
+            (key, policy, cancelKeys, afterReply, forwardKey, several) = (nil, nil, keys, nil, nil, nil)
+        case let .cancel(keys):
+            (key, policy, cancelKeys, afterReply, forwardKey, several) = (nil, nil, keys, nil, nil, nil)
         case let .afterReply(action, target):
-            (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, [], action, target)
+            (key, policy, cancelKeys, afterReply, forwardKey, several) = (nil, nil, [], action, target, nil)
         case let .answering(target):
-            (key, policy, cancelKeys, afterReply, forwardKey) = (nil, nil, nil, nil, target)
+            (key, policy, cancelKeys, afterReply, forwardKey, several) = (nil, nil, nil, nil, target, nil)
+        case let .several(list):
+            (key, policy, cancelKeys, afterReply, forwardKey, several) = (nil, nil, [], nil, nil, list)
         }
     }
 
     /// The directive.
     @inlinable
     var directive: EffectDirective {
+        if let several { return .several(several) }
         if let afterReply { return .afterReply(afterReply, forwardsTo: forwardKey) }
-        if let cancelKeys { return .cancel(cancelKeys) }
+        if let cancelKeys { return exits ? .exit(cancelKeys) : .cancel(cancelKeys) }
         if let key { return .keyed(key, policy.unsafelyUnwrapped) }
         return .answering(forwardsTo: forwardKey.unsafelyUnwrapped)
     }

@@ -27,6 +27,9 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
     /// The from-state test, `nil` when every state passes.
     @usableFromInline let matchesState: (@Sendable (State) -> Bool)?
     @usableFromInline let outcome: Outcome
+    /// For a state-scoped declaration (`.during`, `.after`), the scope: such a row is no row, it
+    /// never applies to an input; the table wraps its transition with it (see `StateScopes`).
+    @usableFromInline let scope: StateScope<State, Input>?
 
     @inlinable
     init(
@@ -34,19 +37,28 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
         keyIndexing: MappingKeyIndexing<State, Input>? = nil,
         matchesInput: (@Sendable (Input) -> Bool)?,
         matchesState: (@Sendable (State) -> Bool)?,
-        outcome: Outcome
+        outcome: Outcome,
+        scope: StateScope<State, Input>? = nil
     ) {
         self.inputKey = inputKey
         self.keyIndexing = keyIndexing
         self.matchesInput = matchesInput
         self.matchesState = matchesState
         self.outcome = outcome
+        self.scope = scope
+    }
+
+    /// A state-scoped declaration: a row no input applies to, carrying `scope`.
+    @inlinable
+    init(scope: StateScope<State, Input>) {
+        self.init(matchesInput: nil, matchesState: nil, outcome: .computed { _, _ in nil }, scope: scope)
     }
 
     /// The same row, starting `effect` after its transition (`.empty`: no effect; a keyed `.empty` or
     /// a `.cancel(key)` row is kept, for its directive).
     @inlinable
     func with(effect: SignalProducer<Input, Never>) -> MappingRow {
+        precondition(scope == nil, Self.scopeTakesNoRowEffect)
         let effect: SignalProducer<Input, Never>? = effect.startsNothing ? nil : effect
         let outcome: Outcome
         switch self.outcome {
@@ -64,6 +76,7 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
     /// The same row, starting the effect `effect` computes from the from-state and the input.
     @inlinable
     func with(effect: @escaping @Sendable (State, Input) -> SignalProducer<Input, Never>) -> MappingRow {
+        precondition(scope == nil, Self.scopeTakesNoRowEffect)
         let outcome: Outcome
         switch self.outcome {
         case let .fixed(toState, _):
@@ -82,6 +95,12 @@ public struct MappingRow<State: Sendable, Input: Sendable>: Sendable {
             inputKey: inputKey, keyIndexing: keyIndexing, matchesInput: matchesInput, matchesState: matchesState,
             outcome: outcome
         )
+    }
+
+    /// The message of a state-scoped declaration followed by `| effect`.
+    @usableFromInline static var scopeTakesNoRowEffect: String {
+        "a state-scoped declaration (`.during`, `.after`) takes no `| effect`: return the effect from its closure, "
+            + "`.during(states) { state in effect }`, or write `.effects(a, b)` there for several"
     }
 
     /// The row as one function of the state and the input: if the row applies, it writes the next

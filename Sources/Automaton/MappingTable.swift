@@ -24,10 +24,22 @@ public struct MappingTable<State: Sendable, Input: Sendable>: Sendable, Expressi
 
     /// A table of `rows`, tried in order: the first that applies wins. Rows for one input value are
     /// indexed by it here, once.
+    /// The table's state-scoped declarations (`.during`, `.after`), in table order, keyed; `nil` when
+    /// it has none.
+    @usableFromInline let scopes: StateScopes<State, Input>?
+
     @inlinable
     public init(_ rows: [MappingRow<State, Input>]) {
         self.rows = rows
-        transition = MappingTableIndex(rows: rows).transition
+        let declared = rows.compactMap(\.scope)
+        guard !declared.isEmpty else {
+            scopes = nil
+            transition = MappingTableIndex(rows: rows).transition
+            return
+        }
+        let scopes = StateScopes(declared)
+        self.scopes = scopes
+        transition = scopes.wrapping(MappingTableIndex(rows: rows.filter { $0.scope == nil }).transition)
     }
 
     /// A table of the rows written in the literal, tried in order: the first that applies wins.

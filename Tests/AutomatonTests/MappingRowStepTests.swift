@@ -6,11 +6,11 @@ import Testing
 // the closure runs once per input its row's input test passes, its `nil` declines the row, and the
 // effect it returns starts after the transition, exactly once.
 
-private enum Order: Sendable, Equatable {
+private enum StepOrder: Sendable, Equatable {
     case cart, paying(attempt: Int), failed(attempt: Int), paid(receipt: String), cancelled
 }
 
-private enum OrderInput: Sendable, Equatable {
+private enum StepOrderInput: Sendable, Equatable {
     case checkout, paymentFailed, retry, paid(receipt: String), cancel
     var receipt: String? { if case let .paid(receipt) = self { receipt } else { nil } }
 }
@@ -21,14 +21,14 @@ struct MappingRowStepTests {
     func retryComputesItsAttemptOnce() {
         let charges = Recording<Int>()
         let steps = Recording<String>()
-        let charge: @Sendable (Int) -> SignalProducer<OrderInput, Never> = { attempt in
+        let charge: @Sendable (Int) -> SignalProducer<StepOrderInput, Never> = { attempt in
             SignalProducer { observer, _ in
                 charges.append(attempt)
                 observer.send(value: attempt < 3 ? .paymentFailed : .paid(receipt: "r\(attempt)"))
                 observer.sendCompleted()
             }
         }
-        let automaton = Automaton<Order, OrderInput>(
+        let automaton = Automaton<StepOrder, StepOrderInput>(
             state: .cart,
             table: [
                 .checkout | .cart => .paying(attempt: 1) | charge(1),
@@ -50,7 +50,7 @@ struct MappingRowStepTests {
         let replies = automaton.replies.record()
         let events = automaton.effectEvents.record()
 
-        for input: OrderInput in [.checkout, .retry, .retry, .retry] {
+        for input: StepOrderInput in [.checkout, .retry, .retry, .retry] {
             automaton.send(input)
         }
 
@@ -82,8 +82,8 @@ struct MappingRowStepTests {
 
     @Test("a step's keyed effect keeps its key: a cancel row cancels it")
     func aStepsKeyedEffectKeepsItsKey() {
-        let (never, keepRunning) = Signal<OrderInput, Never>.pipe()
-        let automaton = Automaton<Order, OrderInput>(
+        let (never, keepRunning) = Signal<StepOrderInput, Never>.pipe()
+        let automaton = Automaton<StepOrder, StepOrderInput>(
             state: .cart,
             table: [
                 .on(.checkout) { _, _ in
@@ -107,8 +107,8 @@ struct MappingRowStepTests {
 
     @Test("the predicate form: every input the predicate accepts, in the states its step accepts")
     func predicateForm() {
-        let isPaid: @Sendable (OrderInput) -> Bool = { $0.receipt != nil }
-        let automaton = Automaton<Order, OrderInput>(
+        let isPaid: @Sendable (StepOrderInput) -> Bool = { $0.receipt != nil }
+        let automaton = Automaton<StepOrder, StepOrderInput>(
             state: .paying(attempt: 1),
             table: [
                 .on(isPaid) { state, input in

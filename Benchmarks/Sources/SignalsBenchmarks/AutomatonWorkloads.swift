@@ -141,6 +141,41 @@
         }
     }
 
+    /// W4 in the state-scoped form (issue 43): the login cycle as a table, one `.during` per state, so
+    /// that every success leaves one state (its effect exited) and enters the next (its effect started):
+    /// one effect started and one cancelled per input, as W4's `.latest` replacement.
+    func automatonW4Scoped(count: Int) -> Workload {
+        Workload(name: "W4 Automaton, leaving a state", events: count) {
+            let counts = ReplyCounts()
+            let running = neverEndingEffect(counts)
+            let automaton = Automaton<LoginState, LoginInput>(
+                state: .loggedOut,
+                table: [
+                    .login | .loggedOut => .loggingIn,
+                    .loginOK | .loggingIn => .loggedIn,
+                    .logout | .loggedIn => .loggingOut,
+                    .logoutOK | .loggingOut => .loggedOut,
+                    .during(.loggedOut) { _ in running },
+                    .during(.loggingIn) { _ in running },
+                    .during(.loggedIn) { _ in running },
+                    .during(.loggingOut) { _ in running },
+                ])
+            countReplies(of: automaton, into: counts)
+            let count = opaque(count)
+            let cycle = opaque(loginCycle)
+            return {
+                let (successes, started) = (counts.successes, counts.started)
+                for index in 0..<count {
+                    automaton.send(cycle[index & 3])
+                }
+                try check(counts.successes - successes, count, "W4 Automaton, leaving a state successes")
+                try check(counts.started - started, count, "W4 Automaton, leaving a state effects started")
+                try check(counts.started - counts.disposed, 1, "W4 Automaton, leaving a state effects still running")
+                try check(automaton.state.value, .loggedOut, "W4 Automaton, leaving a state final state")
+            }
+        }
+    }
+
     func automatonW5(count: Int) -> Workload {
         Workload(name: "W5 Automaton", events: count) {
             let counts = ReplyCounts()

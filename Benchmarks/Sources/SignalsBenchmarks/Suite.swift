@@ -304,6 +304,7 @@ func runSuite(_ options: Options) throws {
         var workloads: [Workload] = []
         #if AUTOMATON_ENGINE
             workloads.append(automatonW4(count: count))
+            workloads.append(automatonW4Scoped(count: count))
         #endif
         let measured = try sideBySide(
             raw: tightRawLogin(.w4, count: count), mutex: tightMutexLogin(.w4, count: count),

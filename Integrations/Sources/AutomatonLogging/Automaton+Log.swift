@@ -131,6 +131,9 @@ enum AutomatonLogRecords {
             case let .dropped(by):
                 set(&metadata, keys.cancellation, "dropped")
                 input = by
+            case let .exited(by):
+                set(&metadata, keys.cancellation, "exited")
+                input = by
             case .interrupted:
                 set(&metadata, keys.cancellation, "interrupted")
                 input = nil

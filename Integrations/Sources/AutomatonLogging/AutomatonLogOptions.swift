@@ -14,7 +14,7 @@ import Logging
 /// | a failure reply | `.warning` | `Input refused` | `automaton.outcome` = `failure`, `automaton.input`, `automaton.from`, `automaton.sent_by_effect`² |
 /// | an effect started | `.debug` | `Effect started` | `automaton.effect_event` = `started`, `automaton.effect`, `automaton.effect_key`³, `automaton.input` (the input that started it) |
 /// | an effect ended | `.debug` | `Effect ended` | `automaton.effect_event` = `ended`, `automaton.effect`, `automaton.effect_key`³ |
-/// | an effect cancelled | `.debug` | `Effect cancelled` | `automaton.effect_event` = `cancelled`, `automaton.effect`, `automaton.effect_key`³, `automaton.cancellation` (`replaced`, `cancelled`, `dropped`, `interrupted` or `released`), `automaton.input` (the input that caused it, if any) |
+/// | an effect cancelled | `.debug` | `Effect cancelled` | `automaton.effect_event` = `cancelled`, `automaton.effect`, `automaton.effect_key`³, `automaton.cancellation` (`replaced`, `cancelled`, `dropped`, `exited`, `interrupted` or `released`), `automaton.input` (the input that caused it, if any) |
 ///
 /// ¹ The id of the effect the transition made (`EffectEvent.id`), when it made one. ² The id of the
 /// effect that sent the input, when an effect sent it. ³ When the effect is keyed. Set
@@ -112,7 +112,7 @@ public struct AutomatonLogMetadataKeys: Sendable {
     /// What happened to the effect: `started`, `ended` or `cancelled`. Default
     /// `automaton.effect_event`.
     public var effectEvent: String?
-    /// Why an effect was cancelled: `replaced`, `cancelled`, `dropped`, `interrupted` or
+    /// Why an effect was cancelled: `replaced`, `cancelled`, `dropped`, `exited`, `interrupted` or
     /// `released` (see `EffectCancellation`). Default `automaton.cancellation`.
     public var cancellation: String?
     /// How long the input took to process (`InputProcessing.duration`), in whole nanoseconds.

@@ -563,7 +563,7 @@ struct TraceEffectEvent: Sendable {
     enum Kind: Sendable {
         case started
         case ended
-        /// The cause (`replaced`, `cancelled`, `dropped`, `interrupted`, `released`) and the rendering
+        /// The cause (`replaced`, `cancelled`, `dropped`, `exited`, `interrupted`, `released`) and the rendering
         /// of the input that caused it, if any.
         case cancelled(String, (@Sendable () -> String)?)
     }
@@ -588,6 +588,7 @@ struct TraceEffectEvent: Sendable {
         case let .cancelled(.replaced(input)): kind = .cancelled("replaced", { describeInput(input) })
         case let .cancelled(.cancelled(input)): kind = .cancelled("cancelled", { describeInput(input) })
         case let .cancelled(.dropped(input)): kind = .cancelled("dropped", { describeInput(input) })
+        case let .cancelled(.exited(input)): kind = .cancelled("exited", { describeInput(input) })
         case .cancelled(.interrupted): kind = .cancelled("interrupted", nil)
         case .cancelled(.released): kind = .cancelled("released", nil)
         }

@@ -17,7 +17,7 @@ extension Automaton {
     ///   (started, waiting for its key, or dropped), a child of the input span that made it, started
     ///   when the input span ends and ended when the effect ends or is cancelled. Attributes
     ///   `automaton.effect.id`, `automaton.effect.key` (keyed effects) and `automaton.effect.outcome`:
-    ///   `ended`, or the cancellation's cause (`replaced`, `cancelled`, `dropped`, `interrupted`,
+    ///   `ended`, or the cancellation's cause (`replaced`, `cancelled`, `dropped`, `exited`, `interrupted`,
     ///   `released`), or `detached` (see Disposal). Events: `started` when the effect starts running
     ///   (none if it never ran: dropped, or cancelled while it waited for its key), and `cancelled`
     ///   with attributes `automaton.effect.cancellation` (the cause) and `automaton.input` (the input

@@ -17,8 +17,10 @@ extension StateGraph {
     public func statesStartingChildren(named childName: String) -> [State] {
         var hosts = Set<Int>()
         for edge in edges where edge.startsEffect {
-            if let kind = edge.effectKey?.value.base as? any ChildKindNaming, kind.childKindName == childName {
-                hosts.insert(edge.toIndex)
+            for key in edge.effects {
+                if let kind = key?.value.base as? any ChildKindNaming, kind.childKindName == childName {
+                    hosts.insert(edge.toIndex)
+                }
             }
         }
         return hosts.sorted().map { states[$0] }

@@ -65,11 +65,11 @@ extension StateGraph.Edge {
         if !cancelledKeys.isEmpty {
             actions.append("cancel [\(cancelledKeys.map(\.description).joined(separator: ", "))]")
         }
-        if startsEffect {
-            actions.append(effectKey.map { "effect [\($0.description)]" } ?? "effect")
+        for key in effects {
+            actions.append(key.map { "effect [\($0.description)]" } ?? "effect")
         }
-        if let forwardedTo {
-            actions.append("send [\(forwardedTo.description)]")
+        for target in forwards {
+            actions.append("send [\(target.description)]")
         }
         return actions.isEmpty ? inputName : "\(inputName) / \(actions.joined(separator: ", "))"
     }

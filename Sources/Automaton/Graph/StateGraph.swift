@@ -47,13 +47,24 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
         /// The key of the child automaton the transition forwards an input to
         /// (`ChildAutomata.send(_:to:)`, `ChildAutomaton.send(_:)`), if it does.
         public let forwardedTo: EffectKey?
+        /// The effects the transition starts, in row order: each one's key, or `nil` for an un-keyed
+        /// one. One entry (or none) for a row of one effect; one per started element of an
+        /// `.effects(...)` row (`SignalProducer.effects(_:)`), whose first keyed element's key is also
+        /// `effectKey`.
+        public let effects: [EffectKey?]
+        /// The keys of the child automata the transition forwards inputs to, in row order: `forwardedTo`
+        /// and, for an `.effects(...)` row, the other elements' children.
+        public let forwards: [EffectKey]
 
-        /// An edge; exploration makes them.
+        /// An edge; exploration makes them. `effects` and `forwards` default to what `startsEffect`,
+        /// `effectKey` and `forwardedTo` tell of a row of one effect.
         public init(
             from: State, input: Input, to: State, fromIndex: Int, inputIndex: Int, toIndex: Int,
             startsEffect: Bool, effectKey: EffectKey? = nil, cancelledKeys: [EffectKey] = [],
-            forwardedTo: EffectKey? = nil
+            forwardedTo: EffectKey? = nil, effects: [EffectKey?]? = nil, forwards: [EffectKey]? = nil
         ) {
+            self.effects = effects ?? (startsEffect ? [effectKey] : [])
+            self.forwards = forwards ?? (forwardedTo.map { [$0] } ?? [])
             self.from = from
             self.input = input
             self.to = to

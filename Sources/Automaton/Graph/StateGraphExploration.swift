@@ -114,7 +114,7 @@ extension StateGraph {
                     Edge(
                         from: from, input: input, to: to, fromIndex: next, inputIndex: inputIndex, toIndex: toIndex,
                         startsEffect: effect.starts, effectKey: effect.key, cancelledKeys: effect.cancelledKeys,
-                        forwardedTo: effect.forwardedTo
+                        forwardedTo: effect.forwardedTo, effects: effect.effects, forwards: effect.forwards
                     ))
             }
             edgeRanges.append(firstEdge..<edges.count)
@@ -160,30 +160,39 @@ extension StateGraph where Input: CaseIterable {
 }
 
 /// What a transition does about effects, read off the producer the mapping returned, which is not
-/// started.
+/// started: every element of an `.effects(...)` row, in row order.
 struct EdgeEffect {
-    var starts = false
-    var key: EffectKey?
+    var starts: Bool { !effects.isEmpty }
+    /// The key of the first keyed effect started.
+    var key: EffectKey? { effects.lazy.compactMap { $0 }.first }
     var cancelledKeys: [EffectKey] = []
-    var forwardedTo: EffectKey?
+    /// The first child forwarded to.
+    var forwardedTo: EffectKey? { forwards.first }
+    var effects: [EffectKey?] = []
+    var forwards: [EffectKey] = []
 
     init<Value: Sendable>(_ producer: SignalProducer<Value, Never>?) {
         guard let producer else { return }
+        add(producer)
+    }
+
+    private mutating func add<Value: Sendable>(_ producer: SignalProducer<Value, Never>) {
         switch producer.effectDirective {
         case let .keyed(key, _)?:
-            starts = true
-            self.key = key
-            forwardedTo = producer.directiveBox?.forwardKey  // a keyed answered forward
-        case let .cancel(keys)?:
-            starts = !producer.isEmpty
-            cancelledKeys = keys
+            effects.append(key)
+            if let target = producer.directiveBox?.forwardKey { forwards.append(target) }  // a keyed answered forward
+        case let .cancel(keys)?, let .exit(keys)?:
+            if !producer.isEmpty { effects.append(nil) }
+            cancelledKeys += keys
         case let .afterReply(_, target)?:  // an input forwarded to a child automaton: no effect of this machine
-            forwardedTo = target
+            if let target { forwards.append(target) }
         case let .answering(target)?:  // forwarded, answered by an effect of this machine
-            starts = true
-            forwardedTo = target
+            effects.append(nil)
+            forwards.append(target)
+        case let .several(list)?:
+            for element in unsafeDowncast(list, to: EffectList<Value>.self).elements { add(element) }
         case nil:
-            starts = !producer.isEmpty
+            if !producer.isEmpty { effects.append(nil) }
         }
     }
 }
