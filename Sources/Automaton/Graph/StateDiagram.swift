@@ -45,10 +45,11 @@ public struct StateDiagram: Sendable, Hashable {
         name = nil
         stateNames = shown.states
         identifiers = shown.identifiers
-        edges = graph.edges.map { edge in
-            Edge(
-                from: edge.fromIndex, to: edge.toIndex, label: edge.label(inputName: shown.inputs[edge.inputIndex]),
-                startsEffect: edge.startsEffect)
+        edges = graph.edges.indices.map { index in
+            let edge = graph.edges[index]
+            return Edge(
+                from: edge.fromIndex, to: edge.toIndex, label: shown.edgeLabels[index],
+                startsEffect: shown.edgeStartsEffect[index])
         }
         regions = Array(repeating: [], count: shown.states.count)
     }
