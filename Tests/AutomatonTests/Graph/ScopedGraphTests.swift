@@ -142,6 +142,13 @@ struct ScopedGraphTests {
             named: "scoped-fetch-automaton.mmd")
     }
 
+    @Test("a composite diagram with no child exports a scoped graph exactly as the graph does")
+    func composite() {
+        let graph = fetchGraph()
+        #expect(graph.composite().mermaid() == graph.mermaid())
+        #expect(graph.composite().dot(name: "fetch") == graph.dot(name: "fetch"))
+    }
+
     @Test("a graph without scopes has no description lines and no after edges")
     func noScopes() {
         let graph = StateGraph<Fetch, FetchInput>(
