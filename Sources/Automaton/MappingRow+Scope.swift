@@ -39,7 +39,7 @@ extension MappingRow {
                 restarts: restarts(restart)))
     }
 
-    /// A state-scoped effect for the state equal to `state` (see ``during(_:key:policy:restart:_:)-(State->Bool,_,_,_,_)``).
+    /// A state-scoped effect for the state equal to `state` (see ``during(_:key:policy:restart:_:)-((State)->Bool,_,_,_,_)``).
     @inlinable
     public static func during(
         _ state: State,
@@ -51,7 +51,7 @@ extension MappingRow {
         during({ $0 == state }, key: key, policy: policy, restart: restart, effect)
     }
 
-    /// A state-scoped effect for the states in `states` (see ``during(_:key:policy:restart:_:)-(State->Bool,_,_,_,_)``).
+    /// A state-scoped effect for the states in `states` (see ``during(_:key:policy:restart:_:)-((State)->Bool,_,_,_,_)``).
     @inlinable @_disfavoredOverload
     public static func during(
         _ states: [State],
@@ -95,7 +95,7 @@ extension MappingRow {
     /// .paymentTimedOut | \.isPaying => .failed,
     /// ```
     ///
-    /// It is a state-scoped effect (``during(_:key:policy:restart:_:)-(State->Bool,_,_,_,_)``) that
+    /// It is a state-scoped effect (``during(_:key:policy:restart:_:)-((State)->Bool,_,_,_,_)``) that
     /// sends `input` after `delay`: its timer starts after the entering input's reply, on
     /// `scheduler`'s clock (a `TestScheduler` in tests: virtual time), and is cancelled when the
     /// machine leaves the states (or by `.cancel(key)`); a transition that stays inside keeps it
@@ -118,7 +118,7 @@ extension MappingRow {
     }
 
     /// A delayed input for the state equal to `state` (see
-    /// ``after(_:in:send:on:key:restart:)-(_,State->Bool,_,_,_,_)``).
+    /// ``after(_:in:send:on:key:restart:)-(_,(State)->Bool,_,_,_,_)``).
     @inlinable
     public static func after(
         _ delay: Duration,
@@ -132,7 +132,7 @@ extension MappingRow {
     }
 
     /// A delayed input for the states in `states` (see
-    /// ``after(_:in:send:on:key:restart:)-(_,State->Bool,_,_,_,_)``).
+    /// ``after(_:in:send:on:key:restart:)-(_,(State)->Bool,_,_,_,_)``).
     @inlinable @_disfavoredOverload
     public static func after(
         _ delay: Duration,

@@ -17,7 +17,10 @@ import Testing
 /// ```
 ///
 /// Each path gets a fresh `TestScheduler` and a fresh automaton from `makeAutomaton`, which must start
-/// in the path's start state and schedule its effects' inputs on that scheduler. For each step:
+/// in the path's start state and schedule its effects' inputs on that scheduler. A step along an
+/// `after` edge (one with a `delay`, from a table's `.after` declaration) sends nothing: the scheduler
+/// advances by the delay, and the declaration's input must get the reply an input would (so its
+/// `.after` must be scheduled on the given scheduler too). For each step:
 ///
 /// - Without running effects (the default), the scheduler never moves, so the path is followed
 ///   exactly: the automaton must be in the edge's from-state, the step's input must get exactly
@@ -122,7 +125,11 @@ public final class StateGraphTester<State: Hashable & Sendable, Input: Equatable
                 return "\(at): the automaton is in \(automaton.state.value), the graph's path in \(edge.from)"
             }
             if let failure = checkRejections(at: edge.fromIndex, at) { return failure }
-            automaton.send(edge.input)
+            if let delay = edge.delay {
+                scheduler.advance(by: delay)  // an `after` edge: the machine sends its input by itself
+            } else {
+                automaton.send(edge.input)
+            }
             let expected: [Reply<State, Input>] = [.success(edge.input, edge.from, edge.to)]
             let actual = replies.take()
             if actual != expected {
@@ -148,8 +155,13 @@ public final class StateGraphTester<State: Hashable & Sendable, Input: Equatable
         let replies = record(automaton)
         if let wrongStart = check(start: path.start, of: automaton) { return wrongStart }
 
-        for (step, input) in path.inputs.enumerated() {
-            automaton.send(input)
+        for (step, edge) in path.edges.enumerated() {
+            let input = edge.input
+            if let delay = edge.delay {
+                scheduler.advance(by: delay)  // an `after` edge: the machine sends its input by itself
+            } else {
+                automaton.send(input)
+            }
             scheduler.advance(by: duration)
             for reply in replies.take() {
                 if let disagreement = disagreement(with: reply) {
@@ -172,10 +184,13 @@ public final class StateGraphTester<State: Hashable & Sendable, Input: Equatable
         guard let fromIndex = graph.index(of: reply.fromState) else {
             return "the graph has no state \(reply.fromState)"
         }
+        let delayed = graph.edges(from: reply.fromState).first { $0.delay != nil && $0.input == reply.input }
         guard let inputIndex = graph.inputs.firstIndex(of: reply.input) else {
-            return "the input is not in the graph's alphabet"
+            guard let delayed else { return "the input is not in the graph's alphabet" }
+            return reply.toState == delayed.to ? nil : "the graph leads to \(delayed.to)"
         }
-        let edge = graph.edge(fromIndex: fromIndex, inputIndex: inputIndex)
+        // An input of the alphabet sent by an `after` declaration goes where its edge says.
+        let edge = graph.edge(fromIndex: fromIndex, inputIndex: inputIndex) ?? delayed
         switch (reply.toState, edge) {
         case let (toState?, edge?):
             return toState == edge.to ? nil : "the graph leads to \(edge.to)"

@@ -101,6 +101,11 @@ extension StateDiagram {
             }
             lines.append(indentation + "}")
         }
+        for (identifier, effects) in zip(identifiers, scopedEffects) {
+            for effect in effects {
+                lines.append("\(indentation)\(prefix + identifier) : \(MermaidText.escaped(effect))")
+            }
+        }
         lines.append("\(indentation)[*] --> \(prefix + identifiers[0])")
         for edge in edges {
             let (from, to) = (prefix + identifiers[edge.from], prefix + identifiers[edge.to])
@@ -116,7 +121,8 @@ extension StateDiagram {
         lines.append("\(indentation)\(start) [shape=point, label=\"\"];")
         for index in stateNames.indices {
             let identifier = prefix + identifiers[index]
-            let node = "\(identifier) [label=\(DOTText.quoted(stateNames[index]))];"
+            let label = ([stateNames[index]] + scopedEffects[index]).joined(separator: "\n")
+            let node = "\(identifier) [label=\(DOTText.quoted(label))];"
             let children = regions[index]
             if children.isEmpty {
                 lines.append(indentation + node)
@@ -147,7 +153,10 @@ extension StateDiagram {
         lines.append("\(indentation)\(start) -> \(prefix + identifiers[0]);")
         for edge in edges {
             let label = DOTText.quoted(edge.label)
-            let style = edge.startsEffect ? ", style=bold" : ""
+            let style =
+                edge.isDelayed
+                ? (edge.startsEffect ? ", style=\"bold,dashed\"" : ", style=dashed")
+                : (edge.startsEffect ? ", style=bold" : "")
             let (from, to) = (prefix + identifiers[edge.from], prefix + identifiers[edge.to])
             lines.append("\(indentation)\(from) -> \(to) [label=\(label)\(style)];")
         }

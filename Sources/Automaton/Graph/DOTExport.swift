@@ -6,8 +6,10 @@ extension StateGraph {
     /// Left to right, rounded boxes: a point node `__start` with an arrow to the initial state, one
     /// node line per state in the order of `states`, then one edge line per edge in the order of
     /// `edges`. Edges are labelled as in `mermaid(stateName:inputName:)` (`login / effect`); those
-    /// that start an effect are also drawn bold. The output depends only on the graph, the name and
-    /// the labels, so it is the same on every run.
+    /// that start an effect (other than a state-scoped one) are also drawn bold, `after` edges (with a
+    /// `delay`) dashed. A state's label lists below its name, one a line, the state-scoped effects it
+    /// runs (`during 0`). The output depends only on the graph, the name and the labels, so it is the
+    /// same on every run.
     ///
     /// Node identifiers are those of the Mermaid export (ASCII letters, digits and `_`, unique, no DOT
     /// keyword); labels are DOT strings with `\` and `"` escaped and line breaks as `\n`.
@@ -22,20 +24,24 @@ extension StateGraph {
         inputName: (Input) -> String = { String(describing: $0) }
     ) -> String {
         let shown = DiagramNames(self, stateName: stateName, inputName: inputName)
-        let (names, identifiers, inputNames) = (shown.states, shown.identifiers, shown.inputs)
+        let (names, identifiers) = (shown.states, shown.identifiers)
         var lines = [
             "digraph \(DOTText.quoted(name)) {",
             "    rankdir=LR;",
             "    node [shape=box, style=rounded];",
             "    __start [shape=point, label=\"\"];",
         ]
-        for (identifier, name) in zip(identifiers, names) {
-            lines.append("    \(identifier) [label=\(DOTText.quoted(name))];")
+        for (identifier, (name, effects)) in zip(identifiers, zip(names, shown.scopedEffects)) {
+            let label = ([name] + effects).joined(separator: "\n")
+            lines.append("    \(identifier) [label=\(DOTText.quoted(label))];")
         }
         lines.append("    __start -> \(identifiers[0]);")
-        for edge in edges {
-            let label = DOTText.quoted(edge.label(inputName: inputNames[edge.inputIndex]))
-            let style = edge.startsEffect ? ", style=bold" : ""
+        for (edge, (label, startsEffect)) in zip(edges, zip(shown.edgeLabels, shown.edgeStartsEffect)) {
+            let label = DOTText.quoted(label)
+            let style =
+                edge.delay != nil
+                ? (startsEffect ? ", style=\"bold,dashed\"" : ", style=dashed")
+                : (startsEffect ? ", style=bold" : "")
             lines.append("    \(identifiers[edge.fromIndex]) -> \(identifiers[edge.toIndex]) [label=\(label)\(style)];")
         }
         lines.append("}")

@@ -59,13 +59,18 @@ struct DiagramIdentifiers {
 extension StateGraph.Edge {
     /// The edge's label: the input's name, then what it does about effects, UML style:
     /// `login / effect`, `connect / effect [connection]`, `disconnect / cancel [connection]`,
-    /// `code / send [twoFactor]` (an input forwarded to a child automaton).
-    func label(inputName: String) -> String {
+    /// `code / send [twoFactor]` (an input forwarded to a child automaton). An edge with a `delay`
+    /// starts with it: `after 10 s / timedOut`, then ` / ` and its actions, if any. The effects and
+    /// cancellations of the keys in `scopeKeys` (state-scoped effects, drawn in their states) are
+    /// left out.
+    func label(inputName: String, scopeKeys: Set<EffectKey> = []) -> String {
+        let inputName = delay.map { "after \(DiagramText.delay($0)) / \(inputName)" } ?? inputName
         var actions: [String] = []
+        let cancelledKeys = cancelledKeys.filter { !scopeKeys.contains($0) }
         if !cancelledKeys.isEmpty {
             actions.append("cancel [\(cancelledKeys.map(\.description).joined(separator: ", "))]")
         }
-        for key in effects {
+        for key in effects where key.map({ !scopeKeys.contains($0) }) ?? true {
             actions.append(key.map { "effect [\($0.description)]" } ?? "effect")
         }
         for target in forwards {
@@ -77,6 +82,18 @@ extension StateGraph.Edge {
 
 /// The walk both formats escape labels with.
 enum DiagramText {
+    /// A delay as diagrams show it: whole seconds as `10 s`, whole milliseconds as `1500 ms`,
+    /// anything else as seconds with a fraction, `0.000001 s`.
+    static func delay(_ delay: Duration) -> String {
+        let (seconds, attoseconds) = delay.components
+        if attoseconds == 0 { return "\(seconds) s" }
+        let attosecondsPerMillisecond: Int64 = 1_000_000_000_000_000
+        if attoseconds % attosecondsPerMillisecond == 0 {
+            return "\(seconds * 1000 + attoseconds / attosecondsPerMillisecond) ms"
+        }
+        return "\(Double(seconds) + Double(attoseconds) / 1e18) s"
+    }
+
     /// `text` rewritten scalar by scalar: each line break (`\n`, `\r` or `\r\n`) becomes `lineBreak`,
     /// and every other scalar becomes what `replacement` returns for it, or stays as it is for `nil`.
     static func rewritten(
@@ -111,6 +128,13 @@ struct DiagramNames {
     let identifiers: [String]
     /// Each input's shown name, in the alphabet's order.
     let inputs: [String]
+    /// Each edge's label, in the order of the graph's `edges` (see `StateGraph.Edge.label(inputName:)`).
+    let edgeLabels: [String]
+    /// Whether each edge is drawn as starting an effect: it starts one other than a state-scoped
+    /// effect of the table (those are drawn in their states), in the order of the graph's `edges`.
+    let edgeStartsEffect: [Bool]
+    /// Each state's state-scoped effects as shown, in the graph's state order (`during 0`).
+    let scopedEffects: [[String]]
 
     init<State: Hashable & Sendable, Input: Sendable>(
         _ graph: StateGraph<State, Input>,
@@ -119,6 +143,16 @@ struct DiagramNames {
     ) {
         states = graph.states.map(stateName)
         identifiers = DiagramIdentifiers(names: states).identifiers
-        inputs = graph.inputs.map(inputName)
+        let inputs = graph.inputs.map(inputName)
+        self.inputs = inputs
+        edgeLabels = graph.edges.map { edge in
+            edge.label(
+                inputName: edge.delay == nil ? inputs[edge.inputIndex] : inputName(edge.input),
+                scopeKeys: graph.scopeKeys)
+        }
+        edgeStartsEffect = graph.edges.map { edge in
+            edge.effects.contains { key in key.map { !graph.scopeKeys.contains($0) } ?? true }
+        }
+        scopedEffects = graph.states.indices.map { graph.scopedEffects(atIndex: $0).map(\.description) }
     }
 }

@@ -7,7 +7,12 @@ extension StateGraph {
     /// initial state; then one `from --> to : label` line per edge, in the order of `edges`. A label
     /// is the input's name, followed by ` / effect` where the transition starts an effect
     /// (` / effect [key]` for a keyed one), ` / cancel [keys]` where it cancels keyed effects, and
-    /// ` / send [child]` where it forwards an input to a child automaton.
+    /// ` / send [child]` where it forwards an input to a child automaton. An `after` edge (one with a
+    /// `delay`) is labelled `after 10 s / input`, then its actions. The state-scoped effects a state
+    /// runs (`scopedEffects(in:)`) are description lines, `id : during 0`, after the state lines;
+    /// a graph without them has none. In a graph explored from a table, the starts and cancellations
+    /// of its state-scoped effects (`.during` and `.after`) are left out of the edges' labels: the
+    /// states show them.
     /// The output depends only on the graph and the names, so it is the same on every run.
     ///
     /// Identifiers are the states' names reduced to ASCII letters, digits and `_`, made unique
@@ -23,14 +28,19 @@ extension StateGraph {
         inputName: (Input) -> String = { String(describing: $0) }
     ) -> String {
         let shown = DiagramNames(self, stateName: stateName, inputName: inputName)
-        let (names, identifiers, inputNames) = (shown.states, shown.identifiers, shown.inputs)
+        let (names, identifiers) = (shown.states, shown.identifiers)
         var lines = ["stateDiagram-v2"]
         for (identifier, name) in zip(identifiers, names) {
             lines.append("    state \"\(MermaidText.escaped(name))\" as \(identifier)")
         }
+        for (identifier, effects) in zip(identifiers, shown.scopedEffects) {
+            for effect in effects {
+                lines.append("    \(identifier) : \(MermaidText.escaped(effect))")
+            }
+        }
         lines.append("    [*] --> \(identifiers[0])")
-        for edge in edges {
-            let label = MermaidText.escaped(edge.label(inputName: inputNames[edge.inputIndex]))
+        for (edge, label) in zip(edges, shown.edgeLabels) {
+            let label = MermaidText.escaped(label)
             lines.append("    \(identifiers[edge.fromIndex]) --> \(identifiers[edge.toIndex]) : \(label)")
         }
         return lines.joined(separator: "\n") + "\n"

@@ -19,6 +19,8 @@ public struct StateDiagram: Sendable, Hashable {
         let to: Int
         let label: String
         let startsEffect: Bool
+        /// Whether it is an `after` edge (`StateGraph.Edge.delay`), drawn dashed in DOT.
+        let isDelayed: Bool
     }
 
     /// The name shown for this diagram as a child (`"downloads[*]"`), or `nil` for the top-level
@@ -30,6 +32,8 @@ public struct StateDiagram: Sendable, Hashable {
     /// Each state's identifier at this level (see `DiagramIdentifiers`); exports prefix them with the
     /// host's.
     let identifiers: [String]
+    /// The state-scoped effects each state runs, as shown (`during 0`), in the order of `stateNames`.
+    let scopedEffects: [[String]]
     /// The transitions, in the order of the graph's `edges`.
     let edges: [Edge]
     /// The child diagrams nested in each state, in the order of `stateNames`, each list in the order
@@ -45,11 +49,13 @@ public struct StateDiagram: Sendable, Hashable {
         name = nil
         stateNames = shown.states
         identifiers = shown.identifiers
-        edges = graph.edges.map { edge in
-            Edge(
-                from: edge.fromIndex, to: edge.toIndex, label: edge.label(inputName: shown.inputs[edge.inputIndex]),
-                startsEffect: edge.startsEffect)
+        edges = graph.edges.indices.map { index in
+            let edge = graph.edges[index]
+            return Edge(
+                from: edge.fromIndex, to: edge.toIndex, label: shown.edgeLabels[index],
+                startsEffect: shown.edgeStartsEffect[index], isDelayed: edge.delay != nil)
         }
+        scopedEffects = shown.scopedEffects
         regions = Array(repeating: [], count: shown.states.count)
     }
 
@@ -57,6 +63,7 @@ public struct StateDiagram: Sendable, Hashable {
         self.name = name
         stateNames = diagram.stateNames
         identifiers = diagram.identifiers
+        scopedEffects = diagram.scopedEffects
         edges = diagram.edges
         regions = diagram.regions
     }

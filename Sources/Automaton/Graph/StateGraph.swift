@@ -21,6 +21,10 @@
 public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable {
     /// One transition: in `from`, `input` leads to `to`, and may start (or cancel) effects.
     ///
+    /// An edge with a `delay` is an `after` declaration's (`MappingRow.after(_:in:send:on:)`): the
+    /// machine takes it by itself, `delay` after entering the declaration's states, sending `input`,
+    /// which need not be in the alphabet.
+    ///
     /// `Equatable` when `Input` is, `Hashable` when `Input` is: two edges are equal when every field
     /// is (the states, the input, their positions, and the effect, its key, the cancelled keys and the
     /// child an input is forwarded to).
@@ -33,7 +37,8 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
         public let to: State
         /// The position of `from` in `states`.
         public let fromIndex: Int
-        /// The position of `input` in the alphabet, `inputs`.
+        /// The position of `input` in the alphabet, `inputs`; `-1` for an edge with a `delay`, whose
+        /// input is the `after` declaration's, not sent from the alphabet.
         public let inputIndex: Int
         /// The position of `to` in `states`.
         public let toIndex: Int
@@ -55,14 +60,21 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
         /// The keys of the child automata the transition forwards inputs to, in row order: `forwardedTo`
         /// and, for an `.effects(...)` row, the other elements' children.
         public let forwards: [EffectKey]
+        /// For the edge of an `after` declaration (`MappingRow.after(_:in:send:on:)`), its delay: the
+        /// machine takes the edge by itself that long after entering the declaration's states. `nil`
+        /// for an edge taken by sending an input of the alphabet.
+        public let delay: Duration?
 
         /// An edge; exploration makes them. `effects` and `forwards` default to what `startsEffect`,
-        /// `effectKey` and `forwardedTo` tell of a row of one effect.
+        /// `effectKey` and `forwardedTo` tell of a row of one effect; `delay` to `nil`, an ordinary
+        /// edge.
         public init(
             from: State, input: Input, to: State, fromIndex: Int, inputIndex: Int, toIndex: Int,
             startsEffect: Bool, effectKey: EffectKey? = nil, cancelledKeys: [EffectKey] = [],
-            forwardedTo: EffectKey? = nil, effects: [EffectKey?]? = nil, forwards: [EffectKey]? = nil
+            forwardedTo: EffectKey? = nil, effects: [EffectKey?]? = nil, forwards: [EffectKey]? = nil,
+            delay: Duration? = nil
         ) {
+            self.delay = delay
             self.effects = effects ?? (startsEffect ? [effectKey] : [])
             self.forwards = forwards ?? (forwardedTo.map { [$0] } ?? [])
             self.from = from
@@ -94,7 +106,8 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
             self.edges = edges
         }
 
-        /// The inputs to send, in order.
+        /// The inputs to send, in order; for an edge with a `delay`, the input its `after` declaration
+        /// sends by itself (a test advances the clock by the delay instead).
         public var inputs: [Input] { edges.map(\.input) }
 
         /// The state the path ends in.
@@ -106,7 +119,8 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
     /// Every state found, in order of discovery; the first is the initial state.
     public let states: [State]
     /// Every transition between the states found, grouped by from-state (in the order of `states`),
-    /// each group in alphabet order. Transitions to states past the limit are left out.
+    /// each group in alphabet order, then the edges of the table's `after` declarations (those with a
+    /// `delay`) in table order. Transitions to states past the limit are left out.
     public let edges: [Edge]
     /// The most states exploration would record.
     public let stateLimit: Int
@@ -117,6 +131,11 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
 
     /// The position of each state in `states`.
     let stateIndices: [State: Int]
+    /// The keys of the state-scoped effects (`.during`) each state runs, in table order.
+    let scopedEffectKeys: [[EffectKey]]
+    /// The keys of the table's state-scoped declarations (`.during` and `.after`); empty for a graph
+    /// explored from a mapping or an automaton.
+    let scopeKeys: Set<EffectKey>
     /// The edges of each state, as a range of `edges`.
     let edgeRanges: [Range<Int>]
     /// The inputs each state rejects, as positions in `inputs`.
@@ -146,6 +165,20 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
         return edges[edgeRanges[index]]
     }
 
+    /// The keys of the state-scoped effects (`.during` declarations of the table explored) that run
+    /// while the machine is in `state`, in table order: the declaration's key, or its own
+    /// (`StateScopeKey`, `during 0`). None if the state was not found, runs none, or the graph was
+    /// explored from a mapping or an automaton (only a table tells its scopes).
+    public func scopedEffects(in state: State) -> [EffectKey] {
+        guard let index = stateIndices[state] else { return [] }
+        return scopedEffectKeys[index]
+    }
+
+    /// The keys of the state-scoped effects the state at `stateIndex` runs: see `scopedEffects(in:)`.
+    public func scopedEffects(atIndex stateIndex: Int) -> [EffectKey] {
+        scopedEffectKeys[stateIndex]
+    }
+
     /// The inputs of the alphabet that `state` rejects (the mapping returned `nil`), in alphabet
     /// order; none if it was not found.
     public func rejectedInputs(in state: State) -> [Input] {
@@ -159,9 +192,10 @@ public struct StateGraph<State: Hashable & Sendable, Input: Sendable>: Sendable 
     }
 
     /// The transition `input` (by its position in `inputs`) makes from the state at `stateIndex`, or
-    /// `nil` if that state rejects it (or its transition was left out at the limit).
+    /// `nil` if that state rejects it (or its transition was left out at the limit). Edges with a
+    /// `delay` are not found here.
     public func edge(fromIndex stateIndex: Int, inputIndex: Int) -> Edge? {
-        edges[edgeRanges[stateIndex]].first { $0.inputIndex == inputIndex }
+        edges[edgeRanges[stateIndex]].first { $0.inputIndex == inputIndex && $0.delay == nil }
     }
 }
 

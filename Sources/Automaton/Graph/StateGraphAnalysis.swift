@@ -3,7 +3,7 @@
 
 extension StateGraph {
     /// The states no accepted input leads out of: every input of the alphabet is rejected there, or
-    /// leads back to the same state. In order of discovery.
+    /// leads back to the same state, and no `after` edge leads out either. In order of discovery.
     ///
     /// A state whose transitions were left out at the state limit is not counted as a dead end.
     public var deadEndStates: [State] {
@@ -15,7 +15,7 @@ extension StateGraph {
     /// The inputs of the alphabet that no state found accepts, in alphabet order.
     public var neverAcceptedInputs: [Input] {
         var accepted = [Bool](repeating: false, count: inputs.count)
-        for edge in edges {
+        for edge in edges where edge.delay == nil {
             accepted[edge.inputIndex] = true
         }
         return inputs.indices.filter { !accepted[$0] }.map { inputs[$0] }

@@ -55,6 +55,12 @@ extension StateGraph {
     /// closures are called as during exploration of a mapping: see
     /// `init(from:inputs:stateLimit:mapping:)`. Write the rows in place (`table: [ ... ]`), as for
     /// the automaton, or pass `MappingTable(rows)` for an array of rows.
+    ///
+    /// The table's state-scoped declarations are in the graph: each state's `.during` effects in
+    /// `scopedEffects(in:)`, and, from each state in an `.after` declaration's states, an edge with
+    /// the declaration's `delay` to where the table's rows lead for the input it sends (none where no
+    /// row applies), after the state's alphabet edges, in table order. Entering and leaving scopes
+    /// shows on the edges as their effects and cancellations, as the automaton runs them.
     public init(
         from initialState: State,
         inputs: [Input],
@@ -62,17 +68,19 @@ extension StateGraph {
         table: MappingTable<State, Input>
     ) {
         let transition = table.transition
-        self.init(exploringFrom: initialState, inputs: inputs, stateLimit: stateLimit) {
+        self.init(exploringFrom: initialState, inputs: inputs, stateLimit: stateLimit, scopes: table.scopes) {
             MappingKeyIndexing.apply(transition, $0, $1)
         }
     }
 
     /// The breadth-first search. `transition` answers as the engine's mapping does: the next state and
-    /// the effect, `nil` for none.
+    /// the effect, `nil` for none. `scopes`, a table's, adds each state's `.during` keys and the edges
+    /// of its `.after` declarations (probed with `transition` and the input they send).
     init(
         exploringFrom initialState: State,
         inputs: [Input],
         stateLimit: Int,
+        scopes: StateScopes<State, Input>? = nil,
         transition: (State, Input) -> (State, SignalProducer<Input, Never>?)?
     ) {
         precondition(
@@ -85,15 +93,24 @@ extension StateGraph {
         var discoveringEdges: [Int?] = [nil]
         var statesWithOmittedEdges = Set<Int>()
         var reachedStateLimit = false
+        var scopedEffectKeys: [[EffectKey]] = []
+        // The probes of each state: the alphabet's inputs, then the `after` declarations' (with a delay).
+        let delayed = (scopes?.scopes ?? []).compactMap { scope in
+            scope.delayed.map { (contains: scope.contains, delay: $0.delay, input: $0.input) }
+        }
 
         var next = 0
         while next < states.count {
             let from = states[next]
             let firstEdge = edges.count
             var rejectedHere: [Int] = []
-            for (inputIndex, input) in inputs.enumerated() {
+            var probes = inputs.enumerated().map { (inputIndex: $0.offset, input: $0.element, delay: Duration?.none) }
+            for scope in delayed where scope.contains(from) {
+                probes.append((inputIndex: -1, input: scope.input, delay: scope.delay))
+            }
+            for (inputIndex, input, delay) in probes {
                 guard let (to, producer) = transition(from, input) else {
-                    rejectedHere.append(inputIndex)
+                    if delay == nil { rejectedHere.append(inputIndex) }
                     continue
                 }
                 let toIndex: Int
@@ -114,9 +131,17 @@ extension StateGraph {
                     Edge(
                         from: from, input: input, to: to, fromIndex: next, inputIndex: inputIndex, toIndex: toIndex,
                         startsEffect: effect.starts, effectKey: effect.key, cancelledKeys: effect.cancelledKeys,
-                        forwardedTo: effect.forwardedTo, effects: effect.effects, forwards: effect.forwards
+                        forwardedTo: effect.forwardedTo, effects: effect.effects, forwards: effect.forwards,
+                        delay: delay
                     ))
             }
+            scopedEffectKeys.append(
+                scopes.map { scopes in
+                    scopes.scopes.indices.compactMap { position in
+                        let scope = scopes.scopes[position]
+                        return scope.delayed == nil && scope.contains(from) ? scopes.keys[position] : nil
+                    }
+                } ?? [])
             edgeRanges.append(firstEdge..<edges.count)
             rejected.append(rejectedHere)
             next += 1
@@ -129,6 +154,8 @@ extension StateGraph {
         self.reachedStateLimit = reachedStateLimit
         self.stateIndices = stateIndices
         self.edgeRanges = edgeRanges
+        self.scopedEffectKeys = scopedEffectKeys
+        self.scopeKeys = Set(scopes?.keys ?? [])
         self.rejections = rejected
         self.discoveringEdges = discoveringEdges
         self.statesWithOmittedEdges = statesWithOmittedEdges
