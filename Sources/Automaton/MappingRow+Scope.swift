@@ -71,7 +71,7 @@ extension MappingRow {
     /// .during(\.payingAttempt) { attempt in charge(attempt) }
     /// ```
     ///
-    /// Otherwise as ``during(_:key:policy:restart:_:)-(State->Bool,_,_,_,_)``; with
+    /// Otherwise as ``during(_:key:policy:restart:_:)-((State)->Bool,_,_,_,_)``; with
     /// `restart: .onStateChange`, a transition to another state of the case (another value) restarts it.
     @inlinable
     public static func during<Value>(
