@@ -68,16 +68,17 @@ struct SharedScopeKey: Hashable, Sendable, CustomStringConvertible {
     var description: String { "shared \(number)" }
 }
 
-/// One entry of a random scope table: a row (`input | from => to`, with an effect that runs until
-/// cancelled, or none) or a scope declaration.
+/// One entry of a random scope table: a row (`input | from => to`, with `effects` effects that run
+/// until cancelled: none, one, or several through `SignalProducer.effects(...)`) or a scope declaration.
 enum ScopeTableEntry: Sendable, Equatable, CustomStringConvertible {
-    case row(input: InputPattern, from: FromPattern, to: Int, hasEffect: Bool)
+    case row(input: InputPattern, from: FromPattern, to: Int, effects: Int)
     case scope(ScopeDeclaration)
 
     var description: String {
         switch self {
-        case let .row(input, from, to, hasEffect):
-            return "\(input) | \(from) => \(to)\(hasEffect ? " | pending" : "")"
+        case let .row(input, from, to, effects):
+            let effect = effects == 0 ? "" : effects == 1 ? " | pending" : " | .effects(\(effects) × pending)"
+            return "\(input) | \(from) => \(to)\(effect)"
         case let .scope(declaration):
             return "\(declaration)"
         }
@@ -199,7 +200,9 @@ struct ScopeCase: Sendable, Equatable {
             }
             let from: FromPattern = generator.chance(25) ? .any : randomStates()
             rows.append(
-                .row(input: input, from: from, to: generator.int(in: 0..<stateCount), hasEffect: generator.chance(20)))
+                .row(
+                    input: input, from: from, to: generator.int(in: 0..<stateCount),
+                    effects: generator.chance(80) ? 0 : generator.int(in: 1...3)))
         }
         // The scopes among the rows, in their order (only their order among themselves matters).
         var table = rows
@@ -219,10 +222,10 @@ struct ScopeCase: Sendable, Equatable {
     }
 
     /// The first row that applies.
-    func transition(state: Int, input: Int) -> (toState: Int, hasEffect: Bool)? {
+    func transition(state: Int, input: Int) -> (toState: Int, effects: Int)? {
         for entry in table {
-            if case let .row(pattern, from, to, hasEffect) = entry, pattern.matches(input), from.matches(state) {
-                return (to, hasEffect)
+            if case let .row(pattern, from, to, effects) = entry, pattern.matches(input), from.matches(state) {
+                return (to, effects)
             }
         }
         return nil
@@ -234,7 +237,7 @@ struct ScopeCase: Sendable, Equatable {
 /// - A successful input: for each scope in table order, it is left (`wasIn && !isIn`), entered
 ///   (`!wasIn && isIn`) or restarted (both in, and its restart rule says so). Each left or restarted
 ///   scope's key is exited, in table order: every running effect of that key, in start order, gets
-///   `exited(by: input)`. Then the state, the reply, the row's own effect's `started`, then each
+///   `exited(by: input)`. Then the state, the reply, the row's own effects' `started`, then each
 ///   entered or restarted scope's effect starts, in table order, with a new number.
 /// - The initial state's scopes start before anything, numbered first, with no `started` event.
 /// - Virtual time: an `.after` effect schedules its input, then its completion, both `delay` later;
@@ -304,7 +307,7 @@ struct ScopeModel {
 
     private mutating func process(_ input: Int) {
         let from = state
-        guard let (to, hasEffect) = testCase.transition(state: from, input: input) else {
+        guard let (to, effects) = testCase.transition(state: from, input: input) else {
             log.append(.reply(.failure(input, from)))
             return
         }
@@ -326,7 +329,7 @@ struct ScopeModel {
         state = to
         log.append(.state(to))
         log.append(.reply(.success(input, from, to)))
-        if hasEffect {
+        for _ in 0..<effects {
             log.append(.started(id: nextID, key: nil, by: input))
             nextID += 1
         }

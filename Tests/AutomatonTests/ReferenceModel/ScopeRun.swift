@@ -33,10 +33,15 @@ struct ScopeRun {
         var rows: [MappingRow<Int, Int>] = []
         for entry in testCase.table {
             switch entry {
-            case let .row(input, from, to, hasEffect):
+            case let .row(input, from, to, effects):
                 let row = Self.row(input: input, from: from, to: to)
-                // An effect that runs until it is cancelled (never, under `.merge`).
-                rows.append(hasEffect ? row | SignalProducer<Int, Never> { _, _ in } : row)
+                // Effects that run until they are cancelled (never, under `.merge`).
+                let pending = SignalProducer<Int, Never> { _, _ in }
+                switch effects {
+                case 0: rows.append(row)
+                case 1: rows.append(row | pending)
+                default: rows.append(row | .effects(Array(repeating: pending, count: effects)))
+                }
             case let .scope(declaration):
                 rows.append(Self.row(declaration, index: scopeIndex, counters: counters, scheduler: scheduler))
                 scopeIndex += 1
